@@ -1,0 +1,1 @@
+"""obs: the command-line interface."""

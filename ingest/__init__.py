@@ -1,0 +1,1 @@
+"""obs: ingest RL post-training logs into a parquet lake."""

@@ -1,0 +1,7 @@
+"""Exceptions raised by obs.ingest. Each message is one line naming the file and the fix."""
+
+from __future__ import annotations
+
+
+class IngestError(Exception):
+    """Input that cannot be ingested at all (missing path, unknown format, ...)."""

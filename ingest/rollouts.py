@@ -1,0 +1,831 @@
+"""Land rollouts (iteration dumps and rollout tables) as canonical parquet.
+
+Two sources share one reader:
+
+* iteration dumps: a folder of ``{iteration}.jsonl`` / ``.jsonl.gz`` files, one
+  rollout a line (``input``, ``output``, ``score``, IFEval fields, ``gts``, ...);
+* rollout tables: one parquet or jsonl file (``prompt``, ``response``,
+  ``data_idx``, ``sample_idx``, ``reward``, ``original_*``, ...).
+
+Parsing is done by DuckDB's JSON and parquet readers, straight into parquet, so
+a clean file costs one pass at the speed of the parser. A file that fails that
+fast path (a malformed line, a wrong type, a missing required field, a blank
+line) is read again line by line in Python to decide, line by line, what lands
+and what goes to ``_rejects`` with its reason; the good lines then take the same
+SQL path. Nothing here computes analytics: it parses, validates and normalises.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import logging
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from obs.ingest._parquet import part_name, partition_dir, publish, temporary_path, write_table
+from obs.ingest.errors import IngestError
+from obs.ingest.manifest import ManifestEntry, append_manifest, read_manifest
+from obs.ingest.schema import REJECT_SCHEMA, REJECTS, ROLLOUT_COLUMNS, ROLLOUTS
+
+logger = logging.getLogger(__name__)
+
+DUMP_NAME = re.compile(r"^(\d+)\.jsonl(\.gz)?$")
+SNIFF_ROWS = 20_480
+
+# Fields the reader knows, with the DuckDB type each is read as. Both
+# vocabularies are accepted: dumps say input/output/score, tables say
+# prompt/response/reward. Everything else lands in ``extra``.
+KNOWN_FIELDS: dict[str, str] = {
+    "input": "VARCHAR",
+    "prompt": "VARCHAR",
+    "output": "VARCHAR",
+    "response": "VARCHAR",
+    "score": "DOUBLE",
+    "reward": "DOUBLE",
+    "V_i": "DOUBLE",
+    "S_i": "DOUBLE",
+    "alpha_threshold": "DOUBLE",
+    "reward_case": "VARCHAR",
+    "prompt_strict_acc": "DOUBLE",
+    "inst_strict_acc": "DOUBLE",
+    "num_instructions": "BIGINT",
+    "num_followed": "BIGINT",
+    "format_score": "DOUBLE",
+    "gts": "JSON",
+    "follow_instruction_list": "BOOLEAN[]",
+    "instruction_id_list": "VARCHAR[]",
+    "step": "BIGINT",
+    "iteration": "BIGINT",
+    "data_idx": "BIGINT",
+    "sample_idx": "BIGINT",
+    "ground_truth": "JSON",
+    "reward_model": "JSON",
+}
+REQUIRED = (("input", "prompt"), ("output", "response"), ("score", "reward"))
+LINE_FIELD = "__obs_line"
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One file to ingest and what is known about it before reading."""
+
+    path: Path
+    kind: str  # "jsonl" or "parquet"
+    iteration: int | None  # from the file name, or --iteration
+    selector: str = ""  # e.g. "iterations=0,1" for a filtered table
+
+    @property
+    def key(self) -> str:
+        resolved = str(self.path.resolve())
+        return f"{resolved}|{self.selector}" if self.selector else resolved
+
+
+@dataclass
+class FileResult:
+    source: Path
+    rows_landed: int = 0
+    rows_rejected: int = 0
+    skipped: bool = False  # already ingested, nothing new
+    note: str = ""  # why it was skipped, or a warning
+    reject_reasons: list[str] = field(default_factory=list)
+
+
+@dataclass
+class IngestResult:
+    run_id: str
+    files: list[FileResult]
+
+    @property
+    def rows_landed(self) -> int:
+        return sum(f.rows_landed for f in self.files)
+
+    @property
+    def rows_rejected(self) -> int:
+        return sum(f.rows_rejected for f in self.files)
+
+    @property
+    def files_skipped(self) -> int:
+        return sum(1 for f in self.files if f.skipped)
+
+
+@dataclass(frozen=True)
+class _Reject:
+    line: int
+    reason: str
+    raw: str
+
+
+# --------------------------------------------------------------------------- planning
+
+
+def default_run_id(path: Path) -> str:
+    """The run id used when ``--run`` is not given: the dump folder's or table's name."""
+    path = path.resolve()
+    if path.is_dir():
+        return path.name
+    if DUMP_NAME.match(path.name):
+        return path.parent.name
+    return path.name.split(".")[0]
+
+
+def plan_rollouts(
+    path: Path, *, iterations: Sequence[int] | None = None, iteration: int | None = None
+) -> list[SourceFile]:
+    """The files that ``obs ingest rollouts PATH`` reads, in iteration order."""
+    if not path.exists():
+        raise IngestError(f"{path}: no such file or folder; pass a dump folder or a rollout table")
+    wanted = set(iterations) if iterations else None
+    if path.is_dir():
+        found = []
+        for child in path.iterdir():
+            match = DUMP_NAME.match(child.name)
+            if match and child.is_file():
+                found.append((int(match.group(1)), child))
+        if not found:
+            raise IngestError(
+                f"{path}: no {{iteration}}.jsonl or .jsonl.gz dumps in this folder; "
+                "point at verl's rollout_data_dir or pass one rollout table file"
+            )
+        found.sort()
+        plan = [
+            SourceFile(child, "jsonl", number)
+            for number, child in found
+            if wanted is None or number in wanted
+        ]
+        if not plan:
+            listed = " ".join(str(i) for i in sorted(wanted or ()))
+            raise IngestError(f"{path}: none of the iterations {listed} has a dump file here")
+        return plan
+    name = path.name.lower()
+    selector = "iterations=" + ",".join(str(i) for i in sorted(wanted)) if wanted else ""
+    match = DUMP_NAME.match(path.name)
+    if match:
+        return [SourceFile(path, "jsonl", int(match.group(1)))]
+    if name.endswith(".parquet"):
+        return [SourceFile(path, "parquet", iteration, selector)]
+    if name.endswith((".jsonl", ".jsonl.gz", ".ndjson", ".json")):
+        return [SourceFile(path, "jsonl", iteration, selector)]
+    raise IngestError(
+        f"{path}: unknown format; expected a folder of {{iteration}}.jsonl dumps, "
+        "a .parquet or a .jsonl rollout table"
+    )
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise IngestError(f"{path}: cannot read ({exc.strerror}); check permissions") from exc
+    if path.name.endswith(".gz"):
+        try:
+            return gzip.decompress(raw)
+        except (OSError, EOFError):
+            # A gzip stream still being written: keep what decompresses.
+            return _decompress_prefix(raw)
+    return raw
+
+
+def _decompress_prefix(raw: bytes) -> bytes:
+    decompressor = gzip.zlib.decompressobj(16 + gzip.zlib.MAX_WBITS)  # type: ignore[attr-defined]
+    try:
+        return decompressor.decompress(raw)
+    except gzip.zlib.error:  # type: ignore[attr-defined]
+        return b""
+
+
+def _sql_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _columns_spec(fields: dict[str, str]) -> str:
+    parts = [f"{_sql_literal(name)}: {_sql_literal(kind)}" for name, kind in fields.items()]
+    return "{" + ", ".join(parts) + "}"
+
+
+def _json_relation(path: Path, fields: dict[str, str]) -> str:
+    return (
+        f"read_json({_sql_literal(str(path))}, format = 'newline_delimited', "
+        f"columns = {_columns_spec(fields)}, maximum_object_size = 1073741824)"
+    )
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _canonical_select(
+    relation: str,
+    present: set[str],
+    unknown: list[str],
+    *,
+    run_iteration: int | None,
+    line_expr: str,
+    source_file: str,
+    ingested_at: datetime,
+    iterations: Sequence[int] | None,
+) -> str:
+    """SQL turning a raw relation (known fields + unknown ones) into canonical rollouts."""
+
+    def col(name: str, kind: str) -> str:
+        return f"try_cast({_ident(name)} as {kind})" if name in present else f"null::{kind}"
+
+    def first(*names: str, kind: str) -> str:
+        values = [col(n, kind) for n in names]
+        return values[0] if len(values) == 1 else f"coalesce({', '.join(values)})"
+
+    gts = col("gts", "JSON")
+    # Unknown fields as one JSON object holding only the keys the row has.
+    entries = ", ".join(
+        f"{{'k': {_sql_literal(u)}, 'v': try_cast({_ident(u)} as JSON)}}" for u in unknown
+    )
+    extra = (
+        f"nullif(to_json(map_from_entries(list_filter([{entries}], e -> e.v is not null))), "
+        "'{}'::JSON)"
+        if unknown
+        else "null::JSON"
+    )
+    fixed_iteration = "null::BIGINT" if run_iteration is None else f"{int(run_iteration)}::BIGINT"
+    where = ""
+    if iterations:
+        where = "where iteration in (" + ", ".join(str(int(i)) for i in iterations) + ")"
+    return f"""
+with raw as (
+    select *, {line_expr} as __line from {relation}
+),
+typed as (
+    select
+        coalesce({fixed_iteration}, {first("iteration", "step", kind="BIGINT")}) as iteration,
+        {first("input", "prompt", kind="VARCHAR")} as prompt,
+        {first("output", "response", kind="VARCHAR")} as response,
+        {first("score", "reward", kind="DOUBLE")} as score,
+        {col("sample_idx", "BIGINT")} as given_sample_idx,
+        {col("data_idx", "BIGINT")} as data_idx,
+        {col("V_i", "DOUBLE")} as v_i,
+        {col("S_i", "DOUBLE")} as s_i,
+        {col("alpha_threshold", "DOUBLE")} as alpha_threshold,
+        {col("reward_case", "VARCHAR")} as reward_case,
+        {col("prompt_strict_acc", "DOUBLE")} as prompt_strict_acc,
+        {col("inst_strict_acc", "DOUBLE")} as inst_strict_acc,
+        {col("num_instructions", "BIGINT")} as num_instructions,
+        {col("num_followed", "BIGINT")} as num_followed,
+        {col("format_score", "DOUBLE")} as format_score,
+        coalesce(
+            {col("instruction_id_list", "VARCHAR[]")},
+            try_cast(json_extract({gts}, '$.instruction_id_list') as VARCHAR[])
+        ) as instruction_ids,
+        {col("follow_instruction_list", "BOOLEAN[]")} as instruction_followed,
+        json_extract({gts}, '$.kwargs') as instruction_kwargs,
+        coalesce(
+            {col("ground_truth", "JSON")},
+            json_extract({col("reward_model", "JSON")}, '$.ground_truth'),
+            {gts}
+        ) as ground_truth,
+        {extra} as extra,
+        __line as source_line
+    from raw
+),
+hashed as (
+    select *, substr(sha256(prompt), 1, 16) as prompt_hash from typed
+)
+select
+    iteration,
+    prompt_hash,
+    coalesce(
+        given_sample_idx,
+        row_number() over (partition by iteration, prompt_hash order by source_line) - 1
+    ) as sample_idx,
+    data_idx,
+    prompt,
+    response,
+    score,
+    v_i,
+    s_i,
+    alpha_threshold,
+    reward_case,
+    prompt_strict_acc,
+    inst_strict_acc,
+    num_instructions,
+    num_followed,
+    format_score,
+    instruction_ids,
+    instruction_followed,
+    instruction_kwargs,
+    ground_truth,
+    extra,
+    {_sql_literal(source_file)} as source_file,
+    source_line,
+    {_sql_literal(ingested_at.isoformat(sep=" "))}::TIMESTAMP as ingested_at,
+    length(response)::BIGINT as response_chars
+from hashed
+{where}
+"""
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _is_number(value: object) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int | float):
+        return True
+    if isinstance(value, str):
+        try:
+            float(value)
+        except ValueError:
+            return False
+        return True
+    return False
+
+
+def _type_problem(name: str, value: object, kind: str) -> str | None:
+    """Why ``value`` cannot be read as ``kind`` (None when it can)."""
+    if value is None:
+        return None
+    ok: bool
+    if kind == "DOUBLE":
+        ok = _is_number(value)
+    elif kind == "BIGINT":
+        ok = (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, float) and value.is_integer()
+        )
+    elif kind == "VARCHAR":
+        ok = isinstance(value, str | int | float) and not isinstance(value, bool)
+    elif kind == "BOOLEAN[]":
+        ok = isinstance(value, list) and all(v is None or isinstance(v, bool) for v in value)
+    elif kind == "VARCHAR[]":
+        ok = isinstance(value, list) and all(v is None or isinstance(v, str) for v in value)
+    else:  # JSON: anything
+        ok = True
+    if ok:
+        return None
+    return f"field '{name}' has the wrong type ({type(value).__name__}, expected {kind.lower()})"
+
+
+def _check_row(row: object, need_iteration: bool) -> str | None:
+    """Why a parsed JSON line must be rejected (None when it lands)."""
+    if not isinstance(row, dict):
+        return f"not a JSON object ({type(row).__name__})"
+    for names in REQUIRED:
+        present = [n for n in names if row.get(n) is not None]
+        if not present:
+            return f"missing required field '{names[0]}' (or '{names[1]}')"
+        value = row[present[0]]
+        kind = "DOUBLE" if names[0] == "score" else "VARCHAR"
+        if kind == "VARCHAR" and not isinstance(value, str):
+            return f"field '{present[0]}' must be text, got {type(value).__name__}"
+        problem = _type_problem(present[0], value, kind)
+        if problem:
+            return problem
+    for name, kind in KNOWN_FIELDS.items():
+        problem = _type_problem(name, row.get(name), kind)
+        if problem:
+            return problem
+    if need_iteration and row.get("iteration") is None and row.get("step") is None:
+        return "no iteration: no 'step' or 'iteration' field and none from the file name"
+    return None
+
+
+def _split_lines(
+    data: bytes, first_line: int, need_iteration: bool
+) -> tuple[list[bytes], set[str], list[_Reject]]:
+    """Validate every line: the good ones (tagged with their line number), their keys, rejects."""
+    good: list[bytes] = []
+    keys: set[str] = set()
+    rejects: list[_Reject] = []
+    for offset, line in enumerate(data.split(b"\n")):
+        number = first_line + offset
+        text = line.strip()
+        if not text:
+            continue
+        try:
+            row = json.loads(text)
+        except (ValueError, UnicodeDecodeError) as exc:
+            reason = f"malformed JSON: {exc}".split("\n")[0]
+            rejects.append(_Reject(number, reason, line.decode("utf-8", "replace")))
+            continue
+        problem = _check_row(row, need_iteration)
+        if problem:
+            rejects.append(_Reject(number, problem, line.decode("utf-8", "replace")))
+            continue
+        keys.update(row)
+        good.append(b'{"%s":%d,' % (LINE_FIELD.encode(), number) + text[1:])
+    return good, keys, rejects
+
+
+# --------------------------------------------------------------------------- landing
+
+
+class RolloutIngester:
+    """Lands rollout files of one run into one lake, file by file."""
+
+    def __init__(
+        self,
+        lake: Path,
+        run_id: str,
+        *,
+        iterations: Sequence[int] | None = None,
+        threads: int | None = None,
+    ) -> None:
+        self.lake = lake
+        self.run_id = run_id
+        self.iterations = list(iterations) if iterations else None
+        self.ingested_at = datetime.now(UTC).replace(tzinfo=None)
+        self.manifest = read_manifest(lake, run_id)
+        self._new_entries: list[ManifestEntry] = []
+        self._scratch = Path(tempfile.mkdtemp(prefix="obs-ingest-"))
+        self.con = duckdb.connect()
+        if threads:
+            self.con.execute(f"set threads = {int(threads)}")
+        self.con.execute("set preserve_insertion_order = true")
+
+    def close(self) -> None:
+        """Write the manifest for what landed and release the scratch space."""
+        try:
+            append_manifest(self.lake, self.run_id, self._new_entries)
+        finally:
+            self._new_entries = []
+            self.con.close()
+            shutil.rmtree(self._scratch, ignore_errors=True)
+
+    def __enter__(self) -> RolloutIngester:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ per file
+
+    def ingest(self, source: SourceFile) -> FileResult:
+        if source.kind == "parquet":
+            return self._ingest_parquet(source)
+        return self._ingest_jsonl(source)
+
+    def _ingest_jsonl(self, source: SourceFile) -> FileResult:
+        result = FileResult(source.path)
+        data = _read_bytes(source.path)
+        size = source.path.stat().st_size
+        complete_end = data.rfind(b"\n") + 1  # a truncated last line waits for the next ingest
+        known = self.manifest.get(source.key)
+        start, first_line = 0, 1
+        if known is not None:
+            if known.bytes_consumed > complete_end or (
+                hashlib.sha1(data[: known.bytes_consumed]).hexdigest() != known.content_sha1
+            ):
+                result.skipped = True
+                result.note = (
+                    "changed since it was ingested (not an append); "
+                    "land it under a new --run to keep both"
+                )
+                return result
+            if known.bytes_consumed == complete_end:
+                result.skipped = True
+                result.note = "already ingested"
+                return result
+            start, first_line = known.bytes_consumed, known.lines_consumed + 1
+        chunk = data[start:complete_end]
+        lines_in_chunk = chunk.count(b"\n")
+        if not chunk.strip():
+            result.skipped = True
+            result.note = "no complete lines yet" if complete_end == 0 else "already ingested"
+            self._remember(source, size, data, complete_end, first_line - 1 + lines_in_chunk, 0, 0)
+            return result
+
+        final = partition_dir(self.lake, ROLLOUTS, self.run_id) / part_name(
+            source.path, first_line, source.selector
+        )
+        rejects: list[_Reject] = []
+        landed = None
+        fast = (
+            start == 0
+            and complete_end == len(data)
+            and not source.path.name.endswith(".gz")
+            and b"\n\n" not in chunk
+            and b"\n\r\n" not in chunk
+            and not chunk.startswith((b"\n", b"\r\n"))
+        )
+        if fast:
+            landed = self._try_fast_jsonl(source, source.path, final, first_line)
+        if landed is None:
+            landed, rejects = self._slow_jsonl(source, chunk, final, first_line, start)
+        result.rows_landed = landed
+        result.rows_rejected = len(rejects)
+        result.reject_reasons = [r.reason for r in rejects]
+        if rejects:
+            self._write_rejects(source, rejects, first_line)
+        self._remember(
+            source,
+            size,
+            data,
+            complete_end,
+            first_line - 1 + lines_in_chunk,
+            landed,
+            len(rejects),
+        )
+        return result
+
+    def _need_iteration(self, source: SourceFile) -> bool:
+        return source.iteration is None
+
+    def _sniff_unknown(self, path: Path) -> list[str] | None:
+        """Top-level keys outside KNOWN_FIELDS, read from the first rows (None: unreadable)."""
+        try:
+            described = self.con.execute(
+                "describe select * from read_json(?, format = 'newline_delimited', "
+                f"sample_size = {SNIFF_ROWS}, maximum_depth = 1, "
+                "maximum_object_size = 1073741824)",
+                [str(path)],
+            ).fetchall()
+        except duckdb.Error:
+            return None
+        lowered = {k.lower() for k in KNOWN_FIELDS}
+        return [row[0] for row in described if row[0].lower() not in lowered]
+
+    def _try_fast_jsonl(
+        self, source: SourceFile, path: Path, final: Path, first_line: int
+    ) -> int | None:
+        """Land a clean file in one DuckDB pass; None when it needs the careful path."""
+        unknown = self._sniff_unknown(path)
+        if unknown is None:
+            return None
+        fields = dict(KNOWN_FIELDS) | {u: "JSON" for u in unknown}
+        relation = _json_relation(path, fields)
+        select = _canonical_select(
+            relation,
+            set(fields),
+            unknown,
+            run_iteration=source.iteration,
+            line_expr=f"row_number() over () + {first_line - 1}",
+            source_file=str(source.path.resolve()),
+            ingested_at=self.ingested_at,
+            iterations=self.iterations if source.selector else None,
+        )
+        temporary = temporary_path(final)
+        try:
+            self.con.execute(
+                f"copy ({select}) to {_sql_literal(str(temporary))} (format parquet)"
+            )
+            bad = self.con.execute(
+                "select count(*) filter (where prompt is null or response is null "
+                "or score is null or iteration is null), count(*) "
+                f"from read_parquet({_sql_literal(str(temporary))})"
+            ).fetchone()
+        except duckdb.Error as exc:
+            logger.debug("fast path failed for %s: %s", path, exc)
+            temporary.unlink(missing_ok=True)
+            return None
+        assert bad is not None
+        if bad[0]:
+            temporary.unlink(missing_ok=True)
+            return None
+        publish(temporary, final)
+        return int(bad[1])
+
+    def _slow_jsonl(
+        self, source: SourceFile, chunk: bytes, final: Path, first_line: int, start: int
+    ) -> tuple[int, list[_Reject]]:
+        good, keys, rejects = _split_lines(chunk, first_line, self._need_iteration(source))
+        if not good:
+            return 0, rejects
+        scratch = self._scratch / f"{final.stem}.jsonl"
+        scratch.write_bytes(b"\n".join(good) + b"\n")
+        lowered = {k.lower() for k in KNOWN_FIELDS} | {LINE_FIELD}
+        unknown = sorted(k for k in keys if k.lower() not in lowered)
+        fields = dict(KNOWN_FIELDS) | {u: "JSON" for u in unknown} | {LINE_FIELD: "BIGINT"}
+        select = _canonical_select(
+            _json_relation(scratch, fields),
+            set(fields),
+            unknown,
+            run_iteration=source.iteration,
+            line_expr=_ident(LINE_FIELD),
+            source_file=str(source.path.resolve()),
+            ingested_at=self.ingested_at,
+            iterations=self.iterations if source.selector else None,
+        )
+        if start > 0:
+            select = self._continue_sample_idx(select, source)
+        temporary = temporary_path(final)
+        try:
+            self.con.execute(
+                f"copy ({select}) to {_sql_literal(str(temporary))} (format parquet)"
+            )
+            count = self.con.execute(
+                f"select count(*) from read_parquet({_sql_literal(str(temporary))})"
+            ).fetchone()
+        except duckdb.Error as exc:
+            temporary.unlink(missing_ok=True)
+            message = str(exc).split("\n")[0]
+            raise IngestError(f"{source.path}: could not be read ({message})") from exc
+        finally:
+            scratch.unlink(missing_ok=True)
+        publish(temporary, final)
+        assert count is not None
+        return int(count[0]), rejects
+
+    def _continue_sample_idx(self, select: str, source: SourceFile) -> str:
+        """Number samples after those already landed from the same file (a grown dump)."""
+        folder = partition_dir(self.lake, ROLLOUTS, self.run_id)
+        pattern = _sql_literal(str(folder / "*.parquet"))
+        landed = (
+            f"select iteration, prompt_hash, count(*) as n from read_parquet({pattern}) "
+            f"where source_file = {_sql_literal(str(source.path.resolve()))} group by all"
+        )
+        return f"""
+with fresh as ({select}),
+landed as ({landed})
+select fresh.* replace (
+    fresh.sample_idx + coalesce(landed.n, 0) as sample_idx
+)
+from fresh
+left join landed
+    on fresh.iteration = landed.iteration and fresh.prompt_hash = landed.prompt_hash
+order by fresh.source_line
+"""
+
+    def _ingest_parquet(self, source: SourceFile) -> FileResult:
+        result = FileResult(source.path)
+        data = source.path.read_bytes()
+        digest = hashlib.sha1(data).hexdigest()
+        known = self.manifest.get(source.key)
+        if known is not None and known.content_sha1 == digest:
+            result.skipped = True
+            result.note = "already ingested"
+            return result
+        if known is not None:
+            result.skipped = True
+            result.note = "changed since it was ingested; land it under a new --run"
+            return result
+        path_sql = _sql_literal(str(source.path))
+        try:
+            described = self.con.execute(
+                f"describe select * from read_parquet({path_sql})"
+            ).fetchall()
+        except duckdb.Error as exc:
+            message = str(exc).split("\n")[0]
+            raise IngestError(
+                f"{source.path}: not a readable parquet file ({message})"
+            ) from exc
+        names = [row[0] for row in described]
+        lowered = {k.lower(): k for k in KNOWN_FIELDS}
+        present = {lowered[n.lower()] for n in names if n.lower() in lowered}
+        if not {"prompt", "input"} & present or not {"response", "output"} & present:
+            raise IngestError(
+                f"{source.path}: a rollout table needs 'prompt' and 'response' columns"
+            )
+        if not {"score", "reward"} & present:
+            raise IngestError(
+                f"{source.path}: no 'reward' or 'score' column; score the rows before ingest"
+            )
+        if source.iteration is None and not {"iteration", "step"} & present:
+            raise IngestError(
+                f"{source.path}: no 'iteration' or 'step' column; pass --iteration N"
+            )
+        unknown = [n for n in names if n.lower() not in lowered]
+        # DuckDB matches identifiers case-insensitively, so "V_i" reads a v_i column.
+        relation = f"read_parquet({path_sql}, file_row_number = true)"
+        select = _canonical_select(
+            relation,
+            present,
+            unknown,
+            run_iteration=source.iteration,
+            line_expr="file_row_number + 1",
+            source_file=str(source.path.resolve()),
+            ingested_at=self.ingested_at,
+            iterations=self.iterations,
+        )
+        final = partition_dir(self.lake, ROLLOUTS, self.run_id) / part_name(
+            source.path, 1, source.selector
+        )
+        temporary = temporary_path(final)
+        try:
+            self.con.execute(f"create or replace temp table landing as {select}")
+            rejected = self.con.execute(
+                "select source_line, "
+                "case when prompt is null then 'missing required field ''prompt''' "
+                "when response is null then 'missing required field ''response''' "
+                "when score is null then 'missing or non-numeric ''reward''' "
+                "else 'no iteration' end, "
+                "to_json(struct_pack(prompt := prompt, response := response, score := score))"
+                "::VARCHAR from landing where prompt is null or response is null "
+                "or score is null or iteration is null order by source_line"
+            ).fetchall()
+            self.con.execute(
+                "copy (select * from landing where prompt is not null and response is not null "
+                "and score is not null and iteration is not null order by source_line) "
+                f"to {_sql_literal(str(temporary))} (format parquet)"
+            )
+            count = self.con.execute(
+                f"select count(*) from read_parquet({_sql_literal(str(temporary))})"
+            ).fetchone()
+            self.con.execute("drop table landing")
+        except duckdb.Error as exc:
+            temporary.unlink(missing_ok=True)
+            message = str(exc).split("\n")[0]
+            raise IngestError(f"{source.path}: could not be read ({message})") from exc
+        assert count is not None
+        rejects = [_Reject(int(line), reason, raw) for line, reason, raw in rejected]
+        if count[0]:
+            publish(temporary, final)
+        else:
+            temporary.unlink(missing_ok=True)
+        if rejects:
+            self._write_rejects(source, rejects, 1)
+        result.rows_landed = int(count[0])
+        result.rows_rejected = len(rejects)
+        result.reject_reasons = [r.reason for r in rejects]
+        self._new_entries.append(
+            ManifestEntry(
+                source_file=source.key,
+                table_name=ROLLOUTS,
+                size_bytes=len(data),
+                content_sha1=digest,
+                bytes_consumed=len(data),
+                lines_consumed=0,
+                rows_landed=result.rows_landed,
+                rows_rejected=result.rows_rejected,
+                ingested_at=self.ingested_at,
+            )
+        )
+        return result
+
+    # ------------------------------------------------------------------ bookkeeping
+
+    def _write_rejects(self, source: SourceFile, rejects: list[_Reject], first_line: int) -> None:
+        table = pa.Table.from_pydict(
+            {
+                "source_file": [str(source.path.resolve())] * len(rejects),
+                "source_line": [r.line for r in rejects],
+                "reason": [r.reason for r in rejects],
+                "raw": [r.raw for r in rejects],
+                "ingested_at": [self.ingested_at] * len(rejects),
+            },
+            schema=REJECT_SCHEMA,
+        )
+        final = partition_dir(self.lake, REJECTS, self.run_id) / part_name(
+            source.path, first_line, source.selector
+        )
+        write_table(table, final)
+
+    def _remember(
+        self,
+        source: SourceFile,
+        size: int,
+        data: bytes,
+        consumed: int,
+        lines: int,
+        landed: int,
+        rejected: int,
+    ) -> None:
+        entry = ManifestEntry(
+            source_file=source.key,
+            table_name=ROLLOUTS,
+            size_bytes=size,
+            content_sha1=hashlib.sha1(data[:consumed]).hexdigest(),
+            bytes_consumed=consumed,
+            lines_consumed=lines,
+            rows_landed=landed,
+            rows_rejected=rejected,
+            ingested_at=self.ingested_at,
+        )
+        self.manifest[source.key] = entry
+        self._new_entries.append(entry)
+
+
+def ingest_rollouts(
+    path: Path,
+    *,
+    lake: Path,
+    run_id: str | None = None,
+    iterations: Sequence[int] | None = None,
+    iteration: int | None = None,
+    on_file: Callable[[FileResult], None] | None = None,
+) -> IngestResult:
+    """Land every rollout file under ``path`` for one run; see the module docstring."""
+    plan = plan_rollouts(path, iterations=iterations, iteration=iteration)
+    run = run_id or default_run_id(path)
+    results: list[FileResult] = []
+    with RolloutIngester(lake, run, iterations=iterations) as ingester:
+        for source in plan:
+            result = ingester.ingest(source)
+            results.append(result)
+            if on_file is not None:
+                on_file(result)
+    return IngestResult(run, results)
+
+
+def iter_reject_reasons(result: IngestResult) -> Iterable[str]:
+    for file in result.files:
+        yield from file.reject_reasons

@@ -1,0 +1,1 @@
+"""obs: dashboards rendered from the marts."""
