@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-
 from obs.ingest._parquet import partition_dir, write_table
 from obs.ingest.schema import MANIFEST, MANIFEST_SCHEMA
 

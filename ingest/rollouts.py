@@ -21,17 +21,21 @@ import gzip
 import hashlib
 import json
 import logging
+import mmap
 import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pyarrow as pa
-
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from obs.ingest._parquet import part_name, partition_dir, publish, temporary_path, write_table
 from obs.ingest.errors import IngestError
 from obs.ingest.manifest import ManifestEntry, append_manifest, read_manifest
@@ -40,7 +44,6 @@ from obs.ingest.schema import REJECT_SCHEMA, REJECTS, ROLLOUT_COLUMNS, ROLLOUTS
 logger = logging.getLogger(__name__)
 
 DUMP_NAME = re.compile(r"^(\d+)\.jsonl(\.gz)?$")
-SNIFF_ROWS = 20_480
 
 # Fields the reader knows, with the DuckDB type each is read as. Both
 # vocabularies are accepted: dumps say input/output/score, tables say
@@ -58,21 +61,32 @@ KNOWN_FIELDS: dict[str, str] = {
     "reward_case": "VARCHAR",
     "prompt_strict_acc": "DOUBLE",
     "inst_strict_acc": "DOUBLE",
-    "num_instructions": "BIGINT",
-    "num_followed": "BIGINT",
+    "num_instructions": "DOUBLE",  # checked whole, then BIGINT
+    "num_followed": "DOUBLE",  # checked whole, then BIGINT
     "format_score": "DOUBLE",
     "gts": "JSON",
     "follow_instruction_list": "BOOLEAN[]",
     "instruction_id_list": "VARCHAR[]",
-    "step": "BIGINT",
-    "iteration": "BIGINT",
-    "data_idx": "BIGINT",
-    "sample_idx": "BIGINT",
+    "step": "DOUBLE",  # checked whole, then BIGINT
+    "iteration": "DOUBLE",  # checked whole, then BIGINT
+    "data_idx": "DOUBLE",  # checked whole, then BIGINT
+    "sample_idx": "DOUBLE",  # checked whole, then BIGINT
     "ground_truth": "JSON",
     "reward_model": "JSON",
 }
+# Read as DOUBLE so that a fraction is seen, then checked whole (see col()).
+INTEGER_FIELDS = frozenset(
+    {"num_instructions", "num_followed", "step", "iteration", "data_idx", "sample_idx"}
+)
 REQUIRED = (("input", "prompt"), ("output", "response"), ("score", "reward"))
 LINE_FIELD = "__obs_line"
+# What only the careful path handles: a blank line (DuckDB would skip it and
+# shift the line numbers) or a prompt/response whose value is not a string
+# (DuckDB would turn 7 into '7'). The fast path runs while this screen scans
+# the file, and its output is discarded when the screen finds either.
+# Two patterns, not one alternation: each keeps the regex engine's fast scan.
+BLANK_LINE = re.compile(rb"\n\r?\n")
+NON_TEXT_VALUE = re.compile(rb'"(?:input|output|prompt|response)":\s*[^"n\s]')
 
 
 @dataclass(frozen=True)
@@ -183,6 +197,152 @@ def plan_rollouts(
 
 # --------------------------------------------------------------------------- reading
 
+BATCH_ROWS = 65_536
+SNIFF_HEAD_LINES = 2_000
+SNIFF_TAIL_BYTES = 1 << 20
+
+_ARROW_TYPES = {
+    "BIGINT": pa.int64(),
+    "VARCHAR": pa.string(),
+    "DOUBLE": pa.float64(),
+    "JSON": pa.string(),
+    "VARCHAR[]": pa.list_(pa.string()),
+    "BOOLEAN[]": pa.list_(pa.bool_()),
+    "TIMESTAMP": pa.timestamp("us"),
+}
+# Every rollout parquet file, whichever path wrote it, has exactly this schema.
+ROLLOUT_SCHEMA = pa.schema([(name, _ARROW_TYPES[kind]) for name, kind in ROLLOUT_COLUMNS.items()])
+
+
+class _NeedsCarefulPath(Exception):
+    """The fast path met something only the line-by-line path can judge."""
+
+
+def _load(path: Path) -> bytes | mmap.mmap:
+    """The file's bytes: memory-mapped (no copy) when plain, decompressed when gzip."""
+    if path.name.endswith(".gz") or path.stat().st_size == 0:
+        return _read_bytes(path)
+    try:
+        with path.open("rb") as handle:
+            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except OSError as exc:
+        raise IngestError(f"{path}: cannot read ({exc.strerror}); check permissions") from exc
+
+
+def _sha1(data: bytes | mmap.mmap, length: int) -> str:
+    if length == len(data):
+        return hashlib.sha1(data).hexdigest()
+    return hashlib.sha1(memoryview(data)[:length]).hexdigest()
+
+
+def _passes_screen(data: bytes | mmap.mmap) -> bool:
+    return BLANK_LINE.search(data) is None and NON_TEXT_VALUE.search(data) is None
+
+
+def _count_lines(data: bytes | mmap.mmap, start: int, end: int) -> int:
+    """Newlines in data[start:end], read in slices so a mapped file is never copied whole."""
+    step = 16 << 20
+    return sum(data[at : min(at + step, end)].count(b"\n") for at in range(start, end, step))
+
+
+def _blank(chunk: bytes | mmap.mmap) -> bool:
+    """True when the chunk holds nothing but white space (stops at the first character)."""
+    head = bytes(chunk[:4096])
+    if head.strip():
+        return False
+    return not bytes(chunk).strip()
+
+
+def _sniff_unknown(path: Path) -> list[str] | None:
+    """Top-level keys outside KNOWN_FIELDS in the file's first lines and its last MiB.
+
+    None when a sampled line is not a JSON object (the careful path decides).
+    A key that first appears in the middle of a file that large is the one
+    case this misses; such files are rare, and `obs ingest --careful` reads
+    every line.
+    """
+    keys: set[str] = set()
+    size = path.stat().st_size
+    with path.open("rb") as handle:
+        head = [handle.readline() for _ in range(SNIFF_HEAD_LINES)]
+        tail: list[bytes] = []
+        if size > SNIFF_TAIL_BYTES:
+            handle.seek(size - SNIFF_TAIL_BYTES)
+            tail = handle.read().split(b"\n")[1:]
+    for line in head + tail:
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(row, dict):
+            return None
+        keys.update(row)
+    lowered = {k.lower() for k in KNOWN_FIELDS}
+    return sorted(k for k in keys if k.lower() not in lowered)
+
+
+def _has_required_nulls(batch: pa.RecordBatch) -> bool:
+    return any(
+        batch.column(name).null_count for name in ("prompt", "response", "score", "iteration")
+    )
+
+
+class _SampleNumbering:
+    """Adds prompt_hash and sample_idx to the batches of one file, in line order."""
+
+    def __init__(self) -> None:
+        self._hashes: dict[str, str] = {}
+        self._seen: dict[tuple[int, str], int] = {}
+
+    def _hash(self, prompt: str) -> str:
+        known = self._hashes.get(prompt)
+        if known is None:
+            known = hashlib.sha256(prompt.encode()).hexdigest()[:16]
+            self._hashes[prompt] = known
+        return known
+
+    def complete(self, batch: pa.RecordBatch) -> pa.Table:
+        encoded = pc.dictionary_encode(batch.column("prompt"))
+        prompt_codes = encoded.indices.to_numpy(zero_copy_only=False)
+        hashes = [self._hash(p) for p in encoded.dictionary.to_pylist()]
+        iterations = batch.column("iteration").to_numpy(zero_copy_only=False)
+        # One group per (iteration, prompt): a 1-D key keeps np.unique cheap.
+        iteration_values, iteration_codes = np.unique(iterations, return_inverse=True)
+        combined = iteration_codes.reshape(-1).astype(np.int64) * len(hashes) + prompt_codes
+        group_keys, codes = np.unique(combined, return_inverse=True)
+        codes = codes.reshape(-1)
+        order = np.argsort(codes, kind="stable")
+        sorted_codes = codes[order]
+        starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+        run_lengths = np.diff(np.r_[starts, len(sorted_codes)])
+        position = np.empty(len(codes), dtype=np.int64)
+        position[order] = np.arange(len(codes)) - np.repeat(starts, run_lengths)
+        keys = [
+            (int(iteration_values[key // len(hashes)]), hashes[key % len(hashes)])
+            for key in group_keys.tolist()
+        ]
+        offsets = np.array([self._seen.get(k, 0) for k in keys], dtype=np.int64)
+        for key, count in zip(keys, run_lengths.tolist(), strict=True):
+            self._seen[key] = self._seen.get(key, 0) + count
+        sample_idx = pa.array(position + offsets[codes])
+        given = batch.column("sample_idx")
+        if given.null_count < len(given):
+            sample_idx = pc.coalesce(given, sample_idx)
+        table = pa.Table.from_batches([batch])
+        table = table.set_column(
+            table.schema.get_field_index("prompt_hash"),
+            "prompt_hash",
+            pa.array(hashes, pa.string()).take(encoded.indices),
+        )
+        table = table.set_column(
+            table.schema.get_field_index("sample_idx"), "sample_idx", sample_idx
+        )
+        return table.cast(ROLLOUT_SCHEMA)
+
+
+
 
 def _read_bytes(path: Path) -> bytes:
     try:
@@ -236,11 +396,23 @@ def _canonical_select(
     source_file: str,
     ingested_at: datetime,
     iterations: Sequence[int] | None,
+    derive_in_sql: bool = True,
 ) -> str:
     """SQL turning a raw relation (known fields + unknown ones) into canonical rollouts."""
 
     def col(name: str, kind: str) -> str:
-        return f"try_cast({_ident(name)} as {kind})" if name in present else f"null::{kind}"
+        if name not in present:
+            return f"null::{kind}"
+        if kind == "BIGINT":
+            # Whole numbers only: a fractional value fails the fast path (and
+            # the careful path rejects its line) instead of being rounded.
+            value = f"try_cast({_ident(name)} as DOUBLE)"
+            message = _sql_literal(f"field '{name}' is not a whole number")
+            return (
+                f"case when {value} = trunc({value}) then {value}::BIGINT "
+                f"when {value} is null then null else error({message}) end"
+            )
+        return f"try_cast({_ident(name)} as {kind})"
 
     def first(*names: str, kind: str) -> str:
         values = [col(n, kind) for n in names]
@@ -249,7 +421,7 @@ def _canonical_select(
     gts = col("gts", "JSON")
     # Unknown fields as one JSON object holding only the keys the row has.
     entries = ", ".join(
-        f"{{'k': {_sql_literal(u)}, 'v': try_cast({_ident(u)} as JSON)}}" for u in unknown
+        f"{{'k': {_sql_literal(u)}, 'v': to_json({_ident(u)})}}" for u in unknown
     )
     extra = (
         f"nullif(to_json(map_from_entries(list_filter([{entries}], e -> e.v is not null))), "
@@ -261,6 +433,14 @@ def _canonical_select(
     where = ""
     if iterations:
         where = "where iteration in (" + ", ".join(str(int(i)) for i in iterations) + ")"
+    if derive_in_sql:
+        prompt_hash = "substr(sha256(prompt), 1, 16)"
+        sample_idx = (
+            "coalesce(given_sample_idx, row_number() over "
+            "(partition by iteration, prompt_hash order by source_line) - 1)"
+        )
+    else:  # added batch by batch in Python (_SampleNumbering)
+        prompt_hash, sample_idx = "null::VARCHAR", "given_sample_idx"
     return f"""
 with raw as (
     select *, {line_expr} as __line from {relation}
@@ -298,15 +478,12 @@ typed as (
     from raw
 ),
 hashed as (
-    select *, substr(sha256(prompt), 1, 16) as prompt_hash from typed
+    select *, {prompt_hash} as prompt_hash from typed
 )
 select
     iteration,
     prompt_hash,
-    coalesce(
-        given_sample_idx,
-        row_number() over (partition by iteration, prompt_hash order by source_line) - 1
-    ) as sample_idx,
+    {sample_idx} as sample_idx,
     data_idx,
     prompt,
     response,
@@ -352,27 +529,39 @@ def _is_number(value: object) -> bool:
 
 
 def _type_problem(name: str, value: object, kind: str) -> str | None:
-    """Why ``value`` cannot be read as ``kind`` (None when it can)."""
+    """Why ``value`` cannot be read as ``kind`` (None when it can).
+
+    The rules match DuckDB's typed JSON reader, so a line lands the same way
+    whichever path reads it: conversions without loss are accepted (numeric
+    text for numbers, 0/1 or "true" for flags, numbers as text); anything else
+    is rejected.
+    """
     if value is None:
         return None
     ok: bool
     if kind == "DOUBLE":
-        ok = _is_number(value)
+        ok = _is_number(value) or isinstance(value, bool)
     elif kind == "BIGINT":
-        ok = (isinstance(value, int) and not isinstance(value, bool)) or (
-            isinstance(value, float) and value.is_integer()
-        )
+        ok = (_is_number(value) and float(value).is_integer()) or isinstance(value, bool)  # type: ignore[arg-type]
     elif kind == "VARCHAR":
-        ok = isinstance(value, str | int | float) and not isinstance(value, bool)
+        ok = True
     elif kind == "BOOLEAN[]":
-        ok = isinstance(value, list) and all(v is None or isinstance(v, bool) for v in value)
+        ok = isinstance(value, list) and all(_is_flag(v) for v in value)
     elif kind == "VARCHAR[]":
-        ok = isinstance(value, list) and all(v is None or isinstance(v, str) for v in value)
+        ok = isinstance(value, list) and all(not isinstance(v, dict | list) for v in value)
     else:  # JSON: anything
         ok = True
     if ok:
         return None
     return f"field '{name}' has the wrong type ({type(value).__name__}, expected {kind.lower()})"
+
+
+def _is_flag(value: object) -> bool:
+    if value is None or isinstance(value, bool):
+        return True
+    if isinstance(value, int | float):
+        return value in (0, 1)
+    return isinstance(value, str) and value.lower() in {"true", "false", "0", "1"}
 
 
 def _check_row(row: object, need_iteration: bool) -> str | None:
@@ -391,6 +580,7 @@ def _check_row(row: object, need_iteration: bool) -> str | None:
         if problem:
             return problem
     for name, kind in KNOWN_FIELDS.items():
+        kind = "BIGINT" if name in INTEGER_FIELDS else kind
         problem = _type_problem(name, row.get(name), kind)
         if problem:
             return problem
@@ -439,8 +629,10 @@ class RolloutIngester:
         *,
         iterations: Sequence[int] | None = None,
         threads: int | None = None,
+        careful: bool = False,
     ) -> None:
         self.lake = lake
+        self.careful = careful
         self.run_id = run_id
         self.iterations = list(iterations) if iterations else None
         self.ingested_at = datetime.now(UTC).replace(tzinfo=None)
@@ -476,14 +668,14 @@ class RolloutIngester:
 
     def _ingest_jsonl(self, source: SourceFile) -> FileResult:
         result = FileResult(source.path)
-        data = _read_bytes(source.path)
+        data = _load(source.path)
         size = source.path.stat().st_size
         complete_end = data.rfind(b"\n") + 1  # a truncated last line waits for the next ingest
         known = self.manifest.get(source.key)
         start, first_line = 0, 1
         if known is not None:
             if known.bytes_consumed > complete_end or (
-                hashlib.sha1(data[: known.bytes_consumed]).hexdigest() != known.content_sha1
+                _sha1(data, known.bytes_consumed) != known.content_sha1
             ):
                 result.skipped = True
                 result.note = (
@@ -496,12 +688,14 @@ class RolloutIngester:
                 result.note = "already ingested"
                 return result
             start, first_line = known.bytes_consumed, known.lines_consumed + 1
-        chunk = data[start:complete_end]
-        lines_in_chunk = chunk.count(b"\n")
-        if not chunk.strip():
+        whole = start == 0 and complete_end == len(data)
+        chunk = data if whole else data[start:complete_end]
+        lines_in_chunk = _count_lines(data, start, complete_end)
+        if _blank(chunk):
             result.skipped = True
             result.note = "no complete lines yet" if complete_end == 0 else "already ingested"
-            self._remember(source, size, data, complete_end, first_line - 1 + lines_in_chunk, 0, 0)
+            digest = _sha1(data, complete_end)
+            self._remember(source, size, digest, complete_end, first_line - 1 + lines_in_chunk)
             return result
 
         final = partition_dir(self.lake, ROLLOUTS, self.run_id) / part_name(
@@ -510,17 +704,24 @@ class RolloutIngester:
         rejects: list[_Reject] = []
         landed = None
         fast = (
-            start == 0
-            and complete_end == len(data)
-            and not source.path.name.endswith(".gz")
-            and b"\n\n" not in chunk
-            and b"\n\r\n" not in chunk
-            and not chunk.startswith((b"\n", b"\r\n"))
+            not self.careful
+            and whole
+            and isinstance(data, mmap.mmap)
+            and chunk[:2].strip() != b""
         )
-        if fast:
-            landed = self._try_fast_jsonl(source, source.path, final, first_line)
-        if landed is None:
-            landed, rejects = self._slow_jsonl(source, chunk, final, first_line, start)
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            # The digest (hashlib releases the GIL) and the text pre-screen run
+            # while DuckDB parses; a file that fails the screen is redone carefully.
+            digest_job = pool.submit(_sha1, data, complete_end)
+            screen_job = pool.submit(_passes_screen, chunk) if fast else None
+            if fast:
+                landed = self._try_fast_jsonl(source, final)
+                if landed is not None and screen_job is not None and not screen_job.result():
+                    final.unlink(missing_ok=True)
+                    landed = None
+            if landed is None:
+                landed, rejects = self._slow_jsonl(source, bytes(chunk), final, first_line, start)
+            digest = digest_job.result()
         result.rows_landed = landed
         result.rows_rejected = len(rejects)
         result.reject_reasons = [r.reason for r in rejects]
@@ -529,70 +730,74 @@ class RolloutIngester:
         self._remember(
             source,
             size,
-            data,
+            digest,
             complete_end,
             first_line - 1 + lines_in_chunk,
             landed,
             len(rejects),
         )
+        if isinstance(data, mmap.mmap):
+            data.close()
         return result
+
+    def _write_query(self, select: str, final: Path) -> int:
+        """Stream a canonical query (prompt_hash and sample_idx done in SQL) to ``final``."""
+        temporary = temporary_path(final)
+        rows = 0
+        try:
+            reader = self.con.execute(select).to_arrow_reader(BATCH_ROWS)
+            with pq.ParquetWriter(temporary, ROLLOUT_SCHEMA, compression="snappy") as writer:
+                for batch in reader:
+                    writer.write_table(pa.Table.from_batches([batch]).cast(ROLLOUT_SCHEMA))
+                    rows += batch.num_rows
+            if rows:
+                publish(temporary, final)
+        finally:
+            temporary.unlink(missing_ok=True)
+        return rows
 
     def _need_iteration(self, source: SourceFile) -> bool:
         return source.iteration is None
 
-    def _sniff_unknown(self, path: Path) -> list[str] | None:
-        """Top-level keys outside KNOWN_FIELDS, read from the first rows (None: unreadable)."""
-        try:
-            described = self.con.execute(
-                "describe select * from read_json(?, format = 'newline_delimited', "
-                f"sample_size = {SNIFF_ROWS}, maximum_depth = 1, "
-                "maximum_object_size = 1073741824)",
-                [str(path)],
-            ).fetchall()
-        except duckdb.Error:
-            return None
-        lowered = {k.lower() for k in KNOWN_FIELDS}
-        return [row[0] for row in described if row[0].lower() not in lowered]
+    def _try_fast_jsonl(self, source: SourceFile, final: Path) -> int | None:
+        """Land a clean file in one streaming pass; None when it needs the careful path.
 
-    def _try_fast_jsonl(
-        self, source: SourceFile, path: Path, final: Path, first_line: int
-    ) -> int | None:
-        """Land a clean file in one DuckDB pass; None when it needs the careful path."""
-        unknown = self._sniff_unknown(path)
+        DuckDB parses (typed, in parallel) and numbers the lines; Python adds
+        prompt_hash, hashing each batch's distinct prompts once, and sample_idx.
+        """
+        path = source.path
+        unknown = _sniff_unknown(path)
         if unknown is None:
             return None
         fields = dict(KNOWN_FIELDS) | {u: "JSON" for u in unknown}
-        relation = _json_relation(path, fields)
         select = _canonical_select(
-            relation,
+            _json_relation(path, fields) + " with ordinality",
             set(fields),
             unknown,
             run_iteration=source.iteration,
-            line_expr=f"row_number() over () + {first_line - 1}",
-            source_file=str(source.path.resolve()),
+            line_expr="ordinality",
+            source_file=str(path.resolve()),
             ingested_at=self.ingested_at,
             iterations=self.iterations if source.selector else None,
+            derive_in_sql=False,
         )
         temporary = temporary_path(final)
+        numbering = _SampleNumbering()
+        rows = 0
         try:
-            self.con.execute(
-                f"copy ({select}) to {_sql_literal(str(temporary))} (format parquet)"
-            )
-            bad = self.con.execute(
-                "select count(*) filter (where prompt is null or response is null "
-                "or score is null or iteration is null), count(*) "
-                f"from read_parquet({_sql_literal(str(temporary))})"
-            ).fetchone()
-        except duckdb.Error as exc:
+            reader = self.con.execute(select).to_arrow_reader(BATCH_ROWS)
+            with pq.ParquetWriter(temporary, ROLLOUT_SCHEMA, compression="snappy") as writer:
+                for batch in reader:
+                    if _has_required_nulls(batch):
+                        raise _NeedsCarefulPath
+                    writer.write_table(numbering.complete(batch))
+                    rows += batch.num_rows
+        except (duckdb.Error, _NeedsCarefulPath, pa.ArrowInvalid) as exc:
             logger.debug("fast path failed for %s: %s", path, exc)
             temporary.unlink(missing_ok=True)
             return None
-        assert bad is not None
-        if bad[0]:
-            temporary.unlink(missing_ok=True)
-            return None
         publish(temporary, final)
-        return int(bad[1])
+        return rows
 
     def _slow_jsonl(
         self, source: SourceFile, chunk: bytes, final: Path, first_line: int, start: int
@@ -617,23 +822,14 @@ class RolloutIngester:
         )
         if start > 0:
             select = self._continue_sample_idx(select, source)
-        temporary = temporary_path(final)
         try:
-            self.con.execute(
-                f"copy ({select}) to {_sql_literal(str(temporary))} (format parquet)"
-            )
-            count = self.con.execute(
-                f"select count(*) from read_parquet({_sql_literal(str(temporary))})"
-            ).fetchone()
-        except duckdb.Error as exc:
-            temporary.unlink(missing_ok=True)
+            count = self._write_query(select, final)
+        except (duckdb.Error, pa.ArrowInvalid) as exc:
             message = str(exc).split("\n")[0]
             raise IngestError(f"{source.path}: could not be read ({message})") from exc
         finally:
             scratch.unlink(missing_ok=True)
-        publish(temporary, final)
-        assert count is not None
-        return int(count[0]), rejects
+        return count, rejects
 
     def _continue_sample_idx(self, select: str, source: SourceFile) -> str:
         """Number samples after those already landed from the same file (a grown dump)."""
@@ -709,7 +905,6 @@ order by fresh.source_line
         final = partition_dir(self.lake, ROLLOUTS, self.run_id) / part_name(
             source.path, 1, source.selector
         )
-        temporary = temporary_path(final)
         try:
             self.con.execute(f"create or replace temp table landing as {select}")
             rejected = self.con.execute(
@@ -722,28 +917,19 @@ order by fresh.source_line
                 "::VARCHAR from landing where prompt is null or response is null "
                 "or score is null or iteration is null order by source_line"
             ).fetchall()
-            self.con.execute(
-                "copy (select * from landing where prompt is not null and response is not null "
-                "and score is not null and iteration is not null order by source_line) "
-                f"to {_sql_literal(str(temporary))} (format parquet)"
+            landed = self._write_query(
+                "select * from landing where prompt is not null and response is not null "
+                "and score is not null and iteration is not null order by source_line",
+                final,
             )
-            count = self.con.execute(
-                f"select count(*) from read_parquet({_sql_literal(str(temporary))})"
-            ).fetchone()
             self.con.execute("drop table landing")
-        except duckdb.Error as exc:
-            temporary.unlink(missing_ok=True)
+        except (duckdb.Error, pa.ArrowInvalid) as exc:
             message = str(exc).split("\n")[0]
             raise IngestError(f"{source.path}: could not be read ({message})") from exc
-        assert count is not None
         rejects = [_Reject(int(line), reason, raw) for line, reason, raw in rejected]
-        if count[0]:
-            publish(temporary, final)
-        else:
-            temporary.unlink(missing_ok=True)
         if rejects:
             self._write_rejects(source, rejects, 1)
-        result.rows_landed = int(count[0])
+        result.rows_landed = landed
         result.rows_rejected = len(rejects)
         result.reject_reasons = [r.reason for r in rejects]
         self._new_entries.append(
@@ -783,17 +969,17 @@ order by fresh.source_line
         self,
         source: SourceFile,
         size: int,
-        data: bytes,
+        digest: str,
         consumed: int,
         lines: int,
-        landed: int,
-        rejected: int,
+        landed: int = 0,
+        rejected: int = 0,
     ) -> None:
         entry = ManifestEntry(
             source_file=source.key,
             table_name=ROLLOUTS,
             size_bytes=size,
-            content_sha1=hashlib.sha1(data[:consumed]).hexdigest(),
+            content_sha1=digest,
             bytes_consumed=consumed,
             lines_consumed=lines,
             rows_landed=landed,
@@ -812,12 +998,13 @@ def ingest_rollouts(
     iterations: Sequence[int] | None = None,
     iteration: int | None = None,
     on_file: Callable[[FileResult], None] | None = None,
+    careful: bool = False,
 ) -> IngestResult:
     """Land every rollout file under ``path`` for one run; see the module docstring."""
     plan = plan_rollouts(path, iterations=iterations, iteration=iteration)
     run = run_id or default_run_id(path)
     results: list[FileResult] = []
-    with RolloutIngester(lake, run, iterations=iterations) as ingester:
+    with RolloutIngester(lake, run, iterations=iterations, careful=careful) as ingester:
         for source in plan:
             result = ingester.ingest(source)
             results.append(result)

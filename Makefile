@@ -1,0 +1,36 @@
+# obs: two commands on a fresh clone, `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: install demo test test-fast lint bench clean
+
+install: $(STAMP)
+
+# The stamp is rebuilt when the project's dependencies change.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip setuptools wheel
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	@test -x $(BIN)/obs && test -x $(BIN)/dbt && test -x $(BIN)/duckdb
+	touch $(STAMP)
+
+demo: install
+	$(BIN)/obs demo
+
+test: install
+	$(BIN)/python -m pytest
+
+test-fast: install
+	$(BIN)/python -m pytest -m "not integration and not slow"
+
+lint: install
+	$(BIN)/ruff check ingest reports cli tests bench
+	$(BIN)/ruff format --check ingest reports cli tests bench
+
+bench: install
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf lake warehouse target logs demo_data bench/out

@@ -1,0 +1,62 @@
+"""Option decorators and small helpers shared by the obs commands."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where the warehouse and the lake are, and how loud to be."""
+
+    warehouse: Path
+    lake: Path
+    debug: bool = False
+
+
+pass_settings = click.make_pass_decorator(Settings)
+
+
+def quiet_option(func: F) -> F:
+    return click.option(
+        "-q", "--quiet", is_flag=True, help="No progress bar and no summary on stderr."
+    )(func)
+
+
+def format_option(*choices: str, default: str) -> Callable[[F], F]:
+    def decorate(func: F) -> F:
+        return click.option(
+            "--format",
+            "output_format",
+            type=click.Choice(list(choices)),
+            default=default,
+            show_default=True,
+            help="Output format.",
+        )(func)
+
+    return decorate
+
+
+def echo_err(message: str) -> None:
+    click.echo(message, err=True)
+
+
+@contextmanager
+def progress(items: list[T], label: str, quiet: bool) -> Iterator[Iterable[T]]:
+    """A progress bar on stderr, shown only for a terminal and when not --quiet."""
+    show = not quiet and len(items) > 1 and sys.stderr.isatty()
+    if not show:
+        yield items
+        return
+    with click.progressbar(items, label=label, file=sys.stderr, show_pos=True) as bar:
+        yield bar

@@ -1,0 +1,129 @@
+"""The run summary behind ``obs summary``: counts and rankings read from the marts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from obs.reports.errors import ReportError
+from obs.reports.warehouse import connect, require_tables
+
+MARTS = ("fct_iteration_summary", "fct_prompt_learning", "dim_prompts")
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    iterations: int
+    first_iteration: int
+    last_iteration: int
+    prompts: int
+    rollouts: int
+    prompts_learned: int
+    prompts_forgotten: int
+    forgetting_events: int
+    prompts_plateaued: int
+    prompts_never_solved: int
+    prompts_stuck_solved: int
+    prompts_stuck_failed: int
+    by_iteration: list[dict[str, Any]] = field(default_factory=list)
+    upsampling: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _rows(con: Any, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+    cursor = con.execute(sql, params)
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def load_summary(warehouse: Path, run: str | None = None, top: int = 10) -> list[RunSummary]:
+    """One summary per run (only ``run`` when given), read from the built marts."""
+    con = connect(warehouse)
+    try:
+        require_tables(con, warehouse, *MARTS)
+        runs = [
+            r[0]
+            for r in con.execute(
+                "select distinct run_id from fct_iteration_summary order by 1"
+            ).fetchall()
+        ]
+        if run is not None:
+            if run not in runs:
+                known = ", ".join(runs) or "none"
+                raise ReportError(f"{warehouse}: no run '{run}' (runs: {known})")
+            runs = [run]
+        return [_one_run(con, run_id, top) for run_id in runs]
+    finally:
+        con.close()
+
+
+def _one_run(con: Any, run_id: str, top: int) -> RunSummary:
+    counts = _rows(
+        con,
+        """
+        select
+            count(*) as iterations,
+            min(iteration) as first_iteration,
+            max(iteration) as last_iteration,
+            sum(n_rollouts) as rollouts
+        from fct_iteration_summary
+        where run_id = ?
+        """,
+        [run_id],
+    )[0]
+    prompts = _rows(
+        con,
+        """
+        select
+            count(*) as prompts,
+            count(*) filter (where is_learned) as prompts_learned,
+            count(*) filter (where num_forgetting_events > 0) as prompts_forgotten,
+            coalesce(sum(num_forgetting_events), 0) as forgetting_events,
+            count(*) filter (where is_plateau) as prompts_plateaued,
+            count(*) filter (where not is_learned) as prompts_never_solved,
+            count(*) filter (where is_stuck_solved) as prompts_stuck_solved,
+            count(*) filter (where is_stuck_failed) as prompts_stuck_failed
+        from fct_prompt_learning
+        where run_id = ?
+        """,
+        [run_id],
+    )[0]
+    by_iteration = _rows(
+        con,
+        """
+        select
+            iteration, n_prompts, n_rollouts, mean_score, prompt_strict_acc,
+            strict_success_rate, n_zero_variance_solved, n_zero_variance_failed
+        from fct_iteration_summary
+        where run_id = ?
+        order by iteration
+        """,
+        [run_id],
+    )
+    upsampling = _rows(
+        con,
+        """
+        select
+            fct_prompt_learning.prompt_hash,
+            dim_prompts.prompt_preview,
+            fct_prompt_learning.upsampling_score,
+            fct_prompt_learning.final_score,
+            fct_prompt_learning.learning_rate,
+            fct_prompt_learning.num_forgetting_events
+        from fct_prompt_learning
+        left join dim_prompts
+            on fct_prompt_learning.prompt_hash = dim_prompts.prompt_hash
+        where fct_prompt_learning.run_id = ?
+        order by fct_prompt_learning.upsampling_score desc, fct_prompt_learning.prompt_hash
+        limit ?
+        """,
+        [run_id, top],
+    )
+    return RunSummary(
+        run_id=run_id,
+        **{k: int(v) if v is not None else 0 for k, v in counts.items()},
+        **{k: int(v) for k, v in prompts.items()},
+        by_iteration=by_iteration,
+        upsampling=upsampling,
+    )

@@ -1,0 +1,67 @@
+"""Shared fixtures: a throw-away lake and warehouse, the fixture data, and ``invoke``."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner, Result
+
+DATA = Path(__file__).parent / "data"
+
+Invoke = Callable[..., Result]
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    """A private copy of tests/data (tests may append to or break its files)."""
+    target = tmp_path / "data"
+    shutil.copytree(DATA, target)
+    return target
+
+
+@pytest.fixture
+def lake(tmp_path: Path) -> Path:
+    return tmp_path / "lake"
+
+
+@pytest.fixture
+def warehouse(tmp_path: Path) -> Path:
+    return tmp_path / "warehouse" / "obs.duckdb"
+
+
+def run_cli(args: list[str], exit_code: int = 0) -> Result:
+    """Run ``obs`` in-process and check its exit code; happy paths re-raise errors."""
+    from obs.cli.main import cli  # imported late: conftest stays importable alone
+
+    runner = CliRunner()
+    result = runner.invoke(cli, [str(a) for a in args], catch_exceptions=exit_code != 0)
+    assert result.exit_code == exit_code, (
+        f"exit {result.exit_code}\nstdout: {result.stdout}\nstderr: {result.stderr}"
+    )
+    return result
+
+
+@pytest.fixture
+def invoke(lake: Path, warehouse: Path) -> Invoke:
+    """``invoke(args, exit_code=0)`` with --lake/--warehouse pointing at tmp_path."""
+
+    def _invoke(args: list[object], exit_code: int = 0) -> Result:
+        return run_cli(["--lake", lake, "--warehouse", warehouse, *args], exit_code)
+
+    return _invoke
+
+
+def lake_rows(lake: Path, table: str = "rollouts", where: str = "true") -> list[dict]:
+    """Rows of a lake table, read with Hive partitioning, ordered by file and line."""
+    con = duckdb.connect()
+    pattern = str(lake / table / "**" / "*.parquet")
+    cursor = con.execute(
+        f"select * from read_parquet('{pattern}', hive_partitioning = true) "
+        f"where {where} order by source_file, source_line"
+    )
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
