@@ -38,6 +38,23 @@ def lake_environment(warehouse: Path, lake: Path) -> Iterator[None]:
                 os.environ[key] = value
 
 
+def _release_warehouse() -> None:
+    """Close the DuckDB database dbt-duckdb keeps open in this process.
+
+    Without this, a later read-only connection in the same process (``obs
+    demo`` summarising right after its build) is refused by DuckDB.
+    """
+    import gc
+
+    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+
+    environment = DuckDBConnectionManager._ENV
+    if environment is not None:
+        environment.close()
+    DuckDBConnectionManager.close_all_connections()
+    gc.collect()
+
+
 @dataclass(frozen=True)
 class BuildResult:
     success: bool
@@ -63,7 +80,10 @@ def run_dbt(
         *extra_args,
     ]
     with lake_environment(warehouse, lake), contextlib.redirect_stdout(sys.stderr):
-        result = dbtRunner().invoke(args)
+        try:
+            result = dbtRunner().invoke(args)
+        finally:
+            _release_warehouse()
     passed = failed = skipped = 0
     nodes = getattr(result.result, "results", None) or []
     for node in nodes:

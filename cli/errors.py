@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import click
-
 from obs.ingest.errors import IngestError
 from obs.reports.errors import ReportError
 

@@ -6,7 +6,6 @@ import logging
 from pathlib import Path
 
 import click
-
 from obs.cli.commands.build import build
 from obs.cli.commands.demo import demo
 from obs.cli.commands.ingest import ingest

@@ -26,7 +26,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -214,6 +214,16 @@ _ARROW_TYPES = {
 ROLLOUT_SCHEMA = pa.schema([(name, _ARROW_TYPES[kind]) for name, kind in ROLLOUT_COLUMNS.items()])
 
 
+def _parquet_writer(path: Path) -> pq.ParquetWriter:
+    """A rollout file writer; dictionaries only where values repeat (not responses)."""
+    return pq.ParquetWriter(
+        path,
+        ROLLOUT_SCHEMA,
+        compression="snappy",
+        use_dictionary=["prompt_hash", "prompt", "reward_case", "source_file", "instruction_ids"],
+    )
+
+
 class _NeedsCarefulPath(Exception):
     """The fast path met something only the line-by-line path can judge."""
 
@@ -342,8 +352,6 @@ class _SampleNumbering:
         return table.cast(ROLLOUT_SCHEMA)
 
 
-
-
 def _read_bytes(path: Path) -> bytes:
     try:
         raw = path.read_bytes()
@@ -420,9 +428,7 @@ def _canonical_select(
 
     gts = col("gts", "JSON")
     # Unknown fields as one JSON object holding only the keys the row has.
-    entries = ", ".join(
-        f"{{'k': {_sql_literal(u)}, 'v': to_json({_ident(u)})}}" for u in unknown
-    )
+    entries = ", ".join(f"{{'k': {_sql_literal(u)}, 'v': to_json({_ident(u)})}}" for u in unknown)
     extra = (
         f"nullif(to_json(map_from_entries(list_filter([{entries}], e -> e.v is not null))), "
         "'{}'::JSON)"
@@ -704,10 +710,7 @@ class RolloutIngester:
         rejects: list[_Reject] = []
         landed = None
         fast = (
-            not self.careful
-            and whole
-            and isinstance(data, mmap.mmap)
-            and chunk[:2].strip() != b""
+            not self.careful and whole and isinstance(data, mmap.mmap) and chunk[:2].strip() != b""
         )
         with ThreadPoolExecutor(max_workers=1) as pool:
             # The digest (hashlib releases the GIL) and the text pre-screen run
@@ -746,7 +749,7 @@ class RolloutIngester:
         rows = 0
         try:
             reader = self.con.execute(select).to_arrow_reader(BATCH_ROWS)
-            with pq.ParquetWriter(temporary, ROLLOUT_SCHEMA, compression="snappy") as writer:
+            with _parquet_writer(temporary) as writer:
                 for batch in reader:
                     writer.write_table(pa.Table.from_batches([batch]).cast(ROLLOUT_SCHEMA))
                     rows += batch.num_rows
@@ -784,14 +787,25 @@ class RolloutIngester:
         temporary = temporary_path(final)
         numbering = _SampleNumbering()
         rows = 0
+        pending: list[Future[None]] = []
         try:
             reader = self.con.execute(select).to_arrow_reader(BATCH_ROWS)
-            with pq.ParquetWriter(temporary, ROLLOUT_SCHEMA, compression="snappy") as writer:
+            # Parquet encoding (GIL released) overlaps with DuckDB parsing the
+            # next batch; one worker keeps the batches in order, and at most
+            # two in flight bound the memory.
+            with (
+                _parquet_writer(temporary) as writer,
+                ThreadPoolExecutor(max_workers=1) as pool,
+            ):
                 for batch in reader:
                     if _has_required_nulls(batch):
                         raise _NeedsCarefulPath
-                    writer.write_table(numbering.complete(batch))
+                    pending.append(pool.submit(writer.write_table, numbering.complete(batch)))
                     rows += batch.num_rows
+                    if len(pending) > 1:
+                        pending.pop(0).result()
+                for job in pending:
+                    job.result()
         except (duckdb.Error, _NeedsCarefulPath, pa.ArrowInvalid) as exc:
             logger.debug("fast path failed for %s: %s", path, exc)
             temporary.unlink(missing_ok=True)
@@ -871,9 +885,7 @@ order by fresh.source_line
             ).fetchall()
         except duckdb.Error as exc:
             message = str(exc).split("\n")[0]
-            raise IngestError(
-                f"{source.path}: not a readable parquet file ({message})"
-            ) from exc
+            raise IngestError(f"{source.path}: not a readable parquet file ({message})") from exc
         names = [row[0] for row in described]
         lowered = {k.lower(): k for k in KNOWN_FIELDS}
         present = {lowered[n.lower()] for n in names if n.lower() in lowered}
@@ -886,9 +898,7 @@ order by fresh.source_line
                 f"{source.path}: no 'reward' or 'score' column; score the rows before ingest"
             )
         if source.iteration is None and not {"iteration", "step"} & present:
-            raise IngestError(
-                f"{source.path}: no 'iteration' or 'step' column; pass --iteration N"
-            )
+            raise IngestError(f"{source.path}: no 'iteration' or 'step' column; pass --iteration N")
         unknown = [n for n in names if n.lower() not in lowered]
         # DuckDB matches identifiers case-insensitively, so "V_i" reads a v_i column.
         relation = f"read_parquet({path_sql}, file_row_number = true)"

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import duckdb
-
 from obs.reports.errors import ReportError
 
 
@@ -24,8 +23,7 @@ def connect(warehouse: Path) -> duckdb.DuckDBPyConnection:
 
 def require_tables(con: duckdb.DuckDBPyConnection, warehouse: Path, *names: str) -> None:
     present = {
-        row[0]
-        for row in con.execute("select table_name from information_schema.tables").fetchall()
+        row[0] for row in con.execute("select table_name from information_schema.tables").fetchall()
     }
     missing = [n for n in names if n not in present]
     if missing:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import click
-
 from obs.cli.dbt import run_dbt
 from obs.cli.options import Settings, pass_settings
 

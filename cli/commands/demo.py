@@ -5,13 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-
 from obs.cli.commands.summary import format_run
 from obs.cli.dbt import run_dbt
 from obs.cli.errors import friendly_errors
 from obs.cli.options import Settings, echo_err, pass_settings, quiet_option
 from obs.ingest.rollouts import ingest_rollouts
-from obs.ingest.synthetic import DemoSpec, write_demo_run
 from obs.reports.summary import load_summary
 
 
@@ -47,6 +45,8 @@ def demo(
       obs demo
       obs --warehouse /tmp/demo.duckdb --lake /tmp/lake demo --prompts 200 --iterations 30
     """
+    from obs.ingest.synthetic import DemoSpec, write_demo_run
+
     spec = DemoSpec(prompts=prompts, iterations=iterations, samples_per_prompt=samples, seed=seed)
     with friendly_errors(settings.debug):
         made = write_demo_run(out, spec)

@@ -8,7 +8,6 @@ from collections import Counter
 from pathlib import Path
 
 import click
-
 from obs.cli.errors import friendly_errors
 from obs.cli.options import Settings, echo_err, pass_settings, progress, quiet_option
 from obs.ingest.rollouts import (

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import click
 import duckdb
-
 from obs.cli.errors import friendly_errors
 from obs.cli.options import Settings, format_option, pass_settings
 from obs.reports.warehouse import connect

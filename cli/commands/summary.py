@@ -6,7 +6,6 @@ import dataclasses
 import json
 
 import click
-
 from obs.cli.errors import friendly_errors
 from obs.cli.options import Settings, format_option, pass_settings
 from obs.reports.summary import RunSummary, load_summary
@@ -64,7 +63,9 @@ def format_run(run: RunSummary) -> str:
             f"{row['n_zero_variance_solved']:>10} {row['n_zero_variance_failed']:>10}"
         )
     lines += ["", "top upsampling candidates:"]
-    lines.append(f"{'prompt_hash':<17} {'score':>6} {'final':>6} {'slope':>7} {'forgot':>6}  prompt")
+    lines.append(
+        f"{'prompt_hash':<17} {'score':>6} {'final':>6} {'slope':>7} {'forgot':>6}  prompt"
+    )
     for row in run.upsampling:
         preview = (row["prompt_preview"] or "").replace("\n", " ")[:48]
         lines.append(

@@ -10,10 +10,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
 from obs.ingest import rollouts as rollouts_module
 from obs.ingest.errors import IngestError
 from obs.ingest.rollouts import ingest_rollouts
+
 from tests.conftest import lake_rows
 
 

@@ -23,7 +23,7 @@ aggregated as (
         iteration,
 
         ---------- numerics
-        sum(n_samples) as n_rollouts,
+        cast(sum(n_samples) as bigint) as n_rollouts,
         count(*) as n_prompts,
         sum(mean_score * n_samples) / sum(n_samples) as mean_score,
         avg(std_score) as mean_std_score,

@@ -1,0 +1,254 @@
+"""Ingest -> dbt build -> marts on tests/data/ifeval_small, checked against hand-computed values.
+
+The fixture (three prompts, iterations 0..2, two samples per group):
+
+    A  it0 [0.0, 0.5]  strict [0, 0]
+       it1 [1.0, 0.5]  strict [1, 0]
+       it2 [0.0, 0.0]  strict [0, 0]      zero variance, all failed
+    B  it0..2 [1.0, 1.0] strict [1, 1]     zero variance, all solved, every iteration
+    C  it1 [0.25, 0.5] strict [0, 0]
+       it2 [0.75, 0.75] strict [1, 0]     zero variance in score, all solved
+
+2.jsonl also has a malformed line (3), a line without score (6) and a
+truncated last line that a live run is still writing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.conftest import DATA, run_cli
+
+pytestmark = pytest.mark.integration
+
+A = "Write a haiku about rain. Do not use any commas."
+B = "Say hello in lowercase letters only."
+C = "Write a JSON object with the key 'city'. End your response with 'Done.'"
+
+
+def _hash(prompt: str) -> str:
+    return hashlib.sha256(prompt.encode()).hexdigest()[:16]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One ingest and one build shared by the read-only tests of this module."""
+    root = tmp_path_factory.mktemp("pipeline")
+    dumps = root / "ifeval_small"
+    shutil.copytree(DATA / "ifeval_small", dumps)
+    lake, warehouse = root / "lake", root / "warehouse" / "obs.duckdb"
+    base = ["--lake", lake, "--warehouse", warehouse]
+    ingest = run_cli([*base, "ingest", "rollouts", dumps, "--run", "small", "-q"])
+    assert "16 rows landed, 2 rejected" in ingest.stdout
+    build = run_cli([*base, "build"])
+    assert build.stdout.strip() == str(warehouse)
+    return {"root": root, "lake": lake, "warehouse": warehouse, "dumps": dumps}
+
+
+def _query(warehouse: Path, sql: str) -> list[dict]:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        cursor = con.execute(sql)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    finally:
+        con.close()
+
+
+def _by_prompt(rows: list[dict]) -> dict[str, dict]:
+    names = {_hash(A): "A", _hash(B): "B", _hash(C): "C"}
+    return {names[r["prompt_hash"]]: r for r in rows}
+
+
+def test_prompt_iteration_matches_hand_computed(built: dict[str, Path]) -> None:
+    rows = _query(
+        built["warehouse"],
+        "select * from fct_prompt_iteration where run_id = 'small' order by iteration",
+    )
+    assert len(rows) == 8  # A and B at 0..2, C at 1..2
+    it = {(r["iteration"], k): r for k, r in ((n, r) for r in rows for n in [None])}
+    cells = {}
+    for row in rows:
+        cells[(row["iteration"], _by_prompt([row]).popitem()[0])] = row
+    a0, a1, a2 = cells[(0, "A")], cells[(1, "A")], cells[(2, "A")]
+    assert it  # built above only to keep the grain visible in failures
+    assert (a0["n_samples"], a0["mean_score"], a0["min_score"], a0["max_score"]) == (
+        2,
+        0.25,
+        0,
+        0.5,
+    )
+    assert a0["std_score"] == pytest.approx(math.sqrt(0.125))
+    assert (a0["prompt_strict_acc"], a0["strict_success_rate"], a0["pass_rate"]) == (0, 0, 0.5)
+    assert (a0["mean_at_1"], a0["mean_at_3"], a0["mean_at_20"]) == (0.5, 0.25, 0.25)
+    assert a0["best_mean_gap"] == 0.25
+    assert a0["consistency_score"] == pytest.approx(1 / (1 + math.sqrt(0.125)))
+    assert (a1["prompt_strict_acc"], a1["strict_success_rate"], a1["pass_rate"]) == (1, 0.5, 1.0)
+    assert (a2["is_zero_variance"], a2["zero_variance_outcome"], a2["std_score"]) == (
+        True,
+        "all_failed",
+        0,
+    )
+    assert a2["consistency_score"] == 1.0
+    b0 = cells[(0, "B")]
+    assert (b0["is_zero_variance"], b0["zero_variance_outcome"]) == (True, "all_solved")
+    c1, c2 = cells[(1, "C")], cells[(2, "C")]
+    assert c1["mean_score"] == 0.375 and c1["zero_variance_outcome"] is None
+    assert c1["std_score"] == pytest.approx(math.sqrt(0.03125))
+    # Equal scores but only one rollout followed both instructions.
+    assert (c2["zero_variance_outcome"], c2["prompt_strict_acc"], c2["strict_success_rate"]) == (
+        "all_solved",
+        1,
+        0.5,
+    )
+
+
+def test_prompt_learning_matches_hand_computed(built: dict[str, Path]) -> None:
+    rows = _by_prompt(
+        _query(built["warehouse"], "select * from fct_prompt_learning where run_id = 'small'")
+    )
+    a, b, c = rows["A"], rows["B"], rows["C"]
+    # A: learned at 1, forgotten at 2; slope of (0,.25),(1,.75),(2,0) = -0.25/2.
+    assert (a["first_seen_iter"], a["first_success_iter"], a["iterations_to_learn"]) == (0, 1, 1)
+    assert a["num_forgetting_events"] == 1 and a["is_forgotten_at_end"]
+    assert a["learning_rate"] == pytest.approx(-0.125)
+    assert a["recent_variance"] == pytest.approx(0.2916666667 / 2)
+    assert a["final_score"] == 0.0
+    assert a["upsampling_score"] == pytest.approx(2 + 0.125 + 0.5)
+    assert not a["is_plateau"] and a["zero_variance_streak"] == 1
+    assert not a["is_stuck_failed"]
+    # B: solved from the start, no signal for 3 iterations: stuck solved, plateaued.
+    assert (b["first_success_iter"], b["iterations_to_learn"], b["learning_rate"]) == (0, 0, 0)
+    assert b["zero_variance_streak"] == 3 and b["is_stuck_solved"] and not b["is_stuck_failed"]
+    assert b["is_plateau"] and b["recent_variance"] == 0
+    assert b["upsampling_score"] == 0
+    # C: first seen at 1, solved at 2; two points give a slope but no plateau verdict.
+    assert (c["first_seen_iter"], c["first_success_iter"], c["iterations_to_learn"]) == (1, 2, 1)
+    assert c["learning_rate"] == pytest.approx(0.375)
+    assert c["recent_variance"] == pytest.approx(0.0703125)
+    assert not c["is_plateau"]
+    assert c["upsampling_score"] == pytest.approx(0.25 * 2 - 0.375)
+
+
+def test_forgetting_events_one_row_per_event(built: dict[str, Path]) -> None:
+    rows = _query(built["warehouse"], "select * from fct_forgetting_events")
+    assert [(r["prompt_hash"], r["solved_iter"], r["forgotten_iter"]) for r in rows] == [
+        (_hash(A), 1, 2)
+    ]
+    assert (rows[0]["score_before"], rows[0]["score_after"], rows[0]["score_drop"]) == (
+        0.75,
+        0.0,
+        0.75,
+    )
+
+
+def test_iteration_summary_matches_hand_computed(built: dict[str, Path]) -> None:
+    rows = _query(built["warehouse"], "select * from fct_iteration_summary order by iteration")
+    picked = [
+        (
+            r["iteration"],
+            r["n_rollouts"],
+            r["n_prompts"],
+            r["n_zero_variance"],
+            r["n_zero_variance_solved"],
+            r["n_zero_variance_failed"],
+        )
+        for r in rows
+    ]
+    assert picked == [(0, 4, 2, 1, 1, 0), (1, 6, 3, 1, 1, 0), (2, 6, 3, 3, 2, 1)]
+    assert [r["mean_score"] for r in rows] == pytest.approx([0.625, 4.25 / 6, 3.5 / 6])
+    assert [r["prompt_strict_acc"] for r in rows] == pytest.approx([0.5, 2 / 3, 2 / 3])
+    assert [r["strict_success_rate"] for r in rows] == pytest.approx([0.5, 0.5, 0.5])
+
+
+def test_dim_prompts_one_row_per_prompt(built: dict[str, Path]) -> None:
+    rows = _by_prompt(_query(built["warehouse"], "select * from dim_prompts"))
+    assert set(rows) == {"A", "B", "C"}
+    assert rows["C"]["instruction_ids"] == [
+        "detectable_format:json_format",
+        "startend:end_checker",
+    ]
+    assert rows["A"]["prompt"] == A and rows["A"]["prompt_chars"] == len(A)
+
+
+def test_summary_command_reports_the_run(built: dict[str, Path]) -> None:
+    base = ["--lake", built["lake"], "--warehouse", built["warehouse"]]
+    result = run_cli([*base, "summary", "--run", "small", "--format", "json"])
+    [run] = json.loads(result.stdout)
+    assert (run["iterations"], run["prompts"], run["rollouts"]) == (3, 3, 16)
+    assert (run["prompts_learned"], run["prompts_never_solved"]) == (3, 0)
+    assert (run["prompts_forgotten"], run["forgetting_events"]) == (1, 1)
+    assert (run["prompts_plateaued"], run["prompts_stuck_solved"]) == (1, 1)
+    assert [u["prompt_hash"] for u in run["upsampling"]] == [_hash(A), _hash(C), _hash(B)]
+    table = run_cli([*base, "summary"]).stdout
+    assert "== run small ==" in table and "top upsampling candidates:" in table
+
+
+def test_summary_unknown_run_is_one_line_error(built: dict[str, Path]) -> None:
+    base = ["--lake", built["lake"], "--warehouse", built["warehouse"]]
+    result = run_cli([*base, "summary", "--run", "nope"], exit_code=1)
+    assert result.stderr.strip() == f"Error: {built['warehouse']}: no run 'nope' (runs: small)"
+
+
+def test_sql_command_prints_query_result(built: dict[str, Path]) -> None:
+    base = ["--lake", built["lake"], "--warehouse", built["warehouse"]]
+    result = run_cli(
+        [
+            *base,
+            "sql",
+            "select iteration, n_rollouts from fct_iteration_summary order by 1",
+            "--format",
+            "csv",
+        ]
+    )
+    assert result.stdout.splitlines() == ["iteration,n_rollouts", "0,4", "1,6", "2,6"]
+    bad = run_cli([*base, "sql", "select * from no_such_table"], exit_code=1)
+    assert bad.stderr.startswith("Error: Catalog Error: Table with name no_such_table")
+
+
+def test_incremental_build_touches_only_new_iterations(tmp_path: Path) -> None:
+    dumps = tmp_path / "dumps"
+    shutil.copytree(DATA / "ifeval_small", dumps)
+    (dumps / "1.jsonl").rename(tmp_path / "held_back.jsonl")
+    lake, warehouse = tmp_path / "lake", tmp_path / "obs.duckdb"
+    base = ["--lake", lake, "--warehouse", warehouse]
+    run_cli([*base, "ingest", "rollouts", dumps, "--run", "inc", "-q"])
+    run_cli([*base, "build", "--select", "+fct_prompt_iteration"])
+    before = _query(
+        warehouse,
+        "select iteration, prompt_hash, rowid as row_position, mean_score "
+        "from fct_prompt_iteration order by 1, 2",
+    )
+    (tmp_path / "held_back.jsonl").rename(dumps / "1.jsonl")
+    run_cli([*base, "ingest", "rollouts", dumps, "--run", "inc", "-q"])
+    run_cli([*base, "build", "--select", "+fct_prompt_iteration"])
+    after = _query(
+        warehouse,
+        "select iteration, prompt_hash, rowid as row_position, mean_score "
+        "from fct_prompt_iteration order by 1, 2",
+    )
+    # Iterations 0 and 2 were not recomputed: same rows at the same positions.
+    assert [r for r in after if r["iteration"] != 1] == before
+    assert sorted({r["iteration"] for r in after}) == [0, 1, 2]
+    assert len(after) == len(before) + 3
+
+
+def test_ingest_cli_errors_are_one_line(tmp_path: Path) -> None:
+    base = ["--lake", tmp_path / "lake", "--warehouse", tmp_path / "w.duckdb"]
+    missing = run_cli([*base, "ingest", "rollouts", tmp_path / "nope"], exit_code=1)
+    assert missing.stderr == (
+        f"Error: {tmp_path / 'nope'}: no such file or folder; "
+        "pass a dump folder or a rollout table\n"
+    )
+    no_build = run_cli([*base, "build"], exit_code=1)
+    assert no_build.stderr == (
+        f"Error: {tmp_path / 'lake'}: no rollouts in this lake; "
+        "run `obs ingest rollouts PATH` first\n"
+    )
