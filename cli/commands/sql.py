@@ -34,7 +34,7 @@ def sql(settings: Settings, query: str | None, output_format: str) -> None:
     \b
     Example:
       obs sql "select iteration, mean_score from fct_iteration_summary"
-      obs sql "select * from fct_prompt_learning order by upsampling_score desc limit 5" --format csv
+      obs sql "select * from fct_prompt_learning limit 5" --format csv
       obs sql            # the DuckDB shell, read-only, on the warehouse
     """
     if query is None:

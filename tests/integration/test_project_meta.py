@@ -1,0 +1,87 @@
+"""The dbt project's own rules, read from the manifest that `dbt parse` writes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from obs.cli.dbt import project_dir, run_dbt
+
+pytestmark = pytest.mark.integration
+
+KEY_TESTS = {"unique", "unique_combination_of_columns"}
+
+
+@pytest.fixture(scope="module")
+def manifest(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    root = tmp_path_factory.mktemp("meta")
+    target = root / "target"
+    result = run_dbt("parse", root / "obs.duckdb", root / "lake", ["--target-path", str(target)])
+    assert result.success
+    return json.loads((target / "manifest.json").read_text())
+
+
+def _models(manifest: dict) -> list[dict]:
+    return [
+        node
+        for node in manifest["nodes"].values()
+        if node["resource_type"] == "model" and node["package_name"] == "obs"
+    ]
+
+
+def test_meta_every_model_and_column_is_documented(manifest: dict) -> None:
+    missing = []
+    for model in _models(manifest):
+        if not model["description"].strip():
+            missing.append(model["name"])
+        sql_path = project_dir() / model["original_file_path"]
+        assert sql_path.is_file()
+        for name, column in model["columns"].items():
+            if not column["description"].strip():
+                missing.append(f"{model['name']}.{name}")
+    assert missing == []
+
+
+def test_meta_every_model_states_its_grain(manifest: dict) -> None:
+    vague = [m["name"] for m in _models(manifest) if "One row per" not in m["description"]]
+    assert vague == []
+
+
+def test_meta_every_model_has_a_tested_primary_key(manifest: dict) -> None:
+    keyed = set()
+    for node in manifest["nodes"].values():
+        if node["resource_type"] != "test":
+            continue
+        name = (node.get("test_metadata") or {}).get("name")
+        if name in KEY_TESTS:
+            keyed.update(node["depends_on"]["nodes"])
+    unkeyed = [m["name"] for m in _models(manifest) if m["unique_id"] not in keyed]
+    assert unkeyed == []
+
+
+def test_meta_only_staging_reads_sources(manifest: dict) -> None:
+    offenders = []
+    for model in _models(manifest):
+        reads_source = any(n.startswith("source.") for n in model["depends_on"]["nodes"])
+        is_staging = model["name"].startswith("stg_")
+        if reads_source != is_staging:
+            offenders.append(model["name"])
+    assert offenders == []
+
+
+def test_meta_models_with_logic_have_unit_tests(manifest: dict) -> None:
+    tested = {
+        node["depends_on"]["nodes"][0]
+        for node in manifest.get("unit_tests", {}).values()
+        if node["depends_on"]["nodes"]
+    }
+    needing = {"fct_prompt_iteration", "fct_prompt_learning", "fct_forgetting_events"}
+    untested = [m["name"] for m in _models(manifest) if m["name"] in needing]
+    untested = [n for n in untested if f"model.obs.{n}" not in tested]
+    assert untested == []
+
+
+def test_meta_project_dir_is_the_checkout() -> None:
+    assert (project_dir() / "dbt_project.yml").is_file()
+    assert Path(__file__).resolve().is_relative_to(project_dir())

@@ -1,0 +1,87 @@
+"""The obs command surface: help, versions, ingest output and one-line errors (no dbt)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+import pytest
+from obs.cli.main import cli
+
+from tests.conftest import Invoke, lake_rows
+
+
+def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    found = []
+    for name, command in group.commands.items():
+        found.append((*prefix, name))
+        if isinstance(command, click.Group):
+            found += _commands(command, (*prefix, name))
+    return found
+
+
+@pytest.mark.parametrize("path", _commands(cli), ids=" ".join)
+def test_cli_every_command_has_help_with_example(invoke: Invoke, path: tuple[str, ...]) -> None:
+    result = invoke([*path, "--help"])
+    assert "Example:" in result.stdout
+    assert result.stdout.splitlines()[0].startswith("Usage: ")
+
+
+def test_cli_version(invoke: Invoke) -> None:
+    assert "version 0.1.0" in invoke(["--version"]).stdout
+
+
+def test_cli_ingest_prints_counts_on_stdout(invoke: Invoke, data_dir: Path, lake: Path) -> None:
+    result = invoke(["ingest", "rollouts", data_dir / "ifeval_small", "--run", "s", "-q"])
+    assert result.stdout == (
+        f"run s: 16 rows landed, 2 rejected, from 3 files (0 already ingested) -> {lake}\n"
+    )
+    again = invoke(["ingest", "rollouts", data_dir / "ifeval_small", "--run", "s", "--json"])
+    payload = json.loads(again.stdout)
+    assert (payload["rows_landed"], payload["files_skipped"]) == (0, 3)
+
+
+def test_cli_ingest_reports_reject_reasons_on_stderr(invoke: Invoke, data_dir: Path) -> None:
+    result = invoke(["ingest", "rollouts", data_dir / "ifeval_small", "--run", "s"])
+    assert "rejected 1: malformed JSON" in result.stderr
+    assert "rejected 1: missing required field 'score' (or 'reward')" in result.stderr
+
+
+def test_cli_ingest_strict_fails_but_keeps_good_rows(
+    invoke: Invoke, data_dir: Path, lake: Path
+) -> None:
+    path = data_dir / "ifeval_small"
+    result = invoke(["ingest", "rollouts", path, "--run", "s", "--strict", "-q"], exit_code=1)
+    assert result.stderr == (
+        f"Error: {path}: 2 rows rejected (--strict); see {lake / '_rejects'}\n"
+    )
+    assert len(lake_rows(lake)) == 16
+
+
+def test_cli_ingest_nothing_readable_fails(invoke: Invoke, tmp_path: Path) -> None:
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    (dumps / "0.jsonl").write_text("not json\n{also not\n")
+    result = invoke(["ingest", "rollouts", dumps, "-q"], exit_code=1)
+    assert result.stderr.startswith(f"Error: {dumps}: no row could be read (2 rejected)")
+
+
+def test_cli_ingest_empty_folder_is_one_line(invoke: Invoke, tmp_path: Path) -> None:
+    result = invoke(["ingest", "rollouts", tmp_path], exit_code=1)
+    assert result.stderr == (
+        f"Error: {tmp_path}: no {{iteration}}.jsonl or .jsonl.gz dumps in this folder; "
+        "point at verl's rollout_data_dir or pass one rollout table file\n"
+    )
+
+
+def test_cli_ingest_bad_option_is_usage_error(invoke: Invoke, tmp_path: Path) -> None:
+    result = invoke(["ingest", "rollouts", tmp_path, "--iteration", "x"], exit_code=2)
+    assert "Invalid value for '--iteration'" in result.stderr
+
+
+def test_cli_summary_without_warehouse(invoke: Invoke, warehouse: Path) -> None:
+    result = invoke(["summary"], exit_code=1)
+    assert result.stderr == (
+        f"Error: {warehouse}: no warehouse yet; run `obs ingest rollouts ...` then `obs build`\n"
+    )
