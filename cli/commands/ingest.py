@@ -28,8 +28,25 @@ def ingest() -> None:
     """
 
 
+def _path_and_iterations(
+    words: tuple[str, ...], iterations: tuple[int, ...]
+) -> tuple[Path, tuple[int, ...]]:
+    """Split ``PATH --iterations 0 1 2``: click hands over 1 and 2 as positionals."""
+    numbers = [w for w in words if w.isdigit()]
+    paths = [w for w in words if not w.isdigit()]
+    if numbers and not iterations:
+        raise click.UsageError(f"unexpected extra argument {numbers[0]!r}")
+    if len(paths) != 1:
+        raise click.UsageError(
+            "give exactly one PATH (a dump folder or a rollout table)"
+            if not paths
+            else f"got {len(paths)} paths ({', '.join(paths)}); give one"
+        )
+    return Path(paths[0]), (*iterations, *(int(n) for n in numbers))
+
+
 @ingest.command()
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("words", nargs=-1, required=True, metavar="PATH")
 @click.option("--run", "run_id", help="Run id (default: the folder's or file's name).")
 @click.option(
     "--iterations",
@@ -39,16 +56,23 @@ def ingest() -> None:
 )
 @click.option("--iteration", type=int, help="Iteration of a rollout table that carries none.")
 @click.option("--strict", is_flag=True, help="Exit 1 when any row is rejected.")
+@click.option(
+    "--careful",
+    is_flag=True,
+    help="Read every line in Python (slower): also finds unknown fields that first "
+    "appear mid-file in very large dumps.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 @quiet_option
 @pass_settings
 def rollouts(
     settings: Settings,
-    path: Path,
+    words: tuple[str, ...],
     run_id: str | None,
     iterations: tuple[int, ...],
     iteration: int | None,
     strict: bool,
+    careful: bool,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -64,12 +88,15 @@ def rollouts(
       obs ingest rollouts outputs/rollout_data --iterations 0 1 2
       obs ingest rollouts rollouts.parquet --run gsm8k-base --iteration 0
     """
+    path, iterations = _path_and_iterations(words, iterations)
     with friendly_errors(settings.debug):
         plan = plan_rollouts(path, iterations=iterations or None, iteration=iteration)
         run = run_id or default_run_id(path)
         files = []
         with (
-            RolloutIngester(settings.lake, run, iterations=iterations or None) as ingester,
+            RolloutIngester(
+                settings.lake, run, iterations=iterations or None, careful=careful
+            ) as ingester,
             progress(plan, f"ingesting {run}", quiet) as bar,
         ):
             for source in bar:

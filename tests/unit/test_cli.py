@@ -85,3 +85,15 @@ def test_cli_summary_without_warehouse(invoke: Invoke, warehouse: Path) -> None:
     assert result.stderr == (
         f"Error: {warehouse}: no warehouse yet; run `obs ingest rollouts ...` then `obs build`\n"
     )
+
+
+def test_cli_ingest_iterations_take_several_values(
+    invoke: Invoke, data_dir: Path, lake: Path
+) -> None:
+    invoke(["ingest", "rollouts", data_dir / "ifeval_small", "--iterations", "0", "2", "-q"])
+    assert sorted({r["iteration"] for r in lake_rows(lake)}) == [0, 2]
+
+
+def test_cli_ingest_two_paths_is_usage_error(invoke: Invoke, tmp_path: Path) -> None:
+    result = invoke(["ingest", "rollouts", tmp_path / "a", tmp_path / "b"], exit_code=2)
+    assert "got 2 paths" in result.stderr
