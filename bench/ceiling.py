@@ -1,6 +1,6 @@
 """The parse ceiling: a plain pyarrow JSON parse of every dump, nothing else.
 
-    python bench/ceiling.py DUMPS_DIR
+python bench/ceiling.py DUMPS_DIR
 """
 
 from __future__ import annotations

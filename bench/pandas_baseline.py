@@ -53,7 +53,7 @@ def prompt_iteration(rollouts: pd.DataFrame) -> pd.DataFrame:
     metrics["std_score"] = metrics["std_score"].fillna(0.0)
     metrics["best_mean_gap"] = metrics["max_score"] - metrics["mean_score"]
     metrics["consistency_score"] = 1 / (1 + metrics["std_score"])
-    ranked = rollouts.sort_values(keys + ["score"], ascending=[True, True, False])
+    ranked = rollouts.sort_values([*keys, "score"], ascending=[True, True, False])
     ranked["rank"] = ranked.groupby(keys).cumcount() + 1
     for k in (1, 3, 5, 10, 20):
         metrics[f"mean_at_{k}"] = ranked[ranked["rank"] <= k].groupby(keys)["score"].mean()
