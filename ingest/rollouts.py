@@ -30,6 +30,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -39,6 +40,7 @@ import pyarrow.parquet as pq
 from obs.ingest._parquet import part_name, partition_dir, publish, temporary_path, write_table
 from obs.ingest.errors import IngestError
 from obs.ingest.manifest import ManifestEntry, append_manifest, read_manifest
+from obs.ingest.rewards import load_reward, score_rows
 from obs.ingest.schema import REJECT_SCHEMA, REJECTS, ROLLOUT_COLUMNS, ROLLOUTS
 
 logger = logging.getLogger(__name__)
@@ -212,6 +214,31 @@ _ARROW_TYPES = {
 }
 # Every rollout parquet file, whichever path wrote it, has exactly this schema.
 ROLLOUT_SCHEMA = pa.schema([(name, _ARROW_TYPES[kind]) for name, kind in ROLLOUT_COLUMNS.items()])
+
+
+def _load_tokenizer(path: Path) -> Any:
+    """A local ``tokenizer.json`` (Hugging Face ``tokenizers``), for response token counts."""
+    try:
+        from tokenizers import Tokenizer
+    except ImportError as exc:
+        raise IngestError(
+            f"{path}: --tokenizer needs the tokenizers package; pip install tokenizers"
+        ) from exc
+    try:
+        return Tokenizer.from_file(str(path))
+    except Exception as exc:
+        raise IngestError(f"{path}: not a tokenizer.json ({exc})") from exc
+
+
+def _add_token_counts(table: pa.Table, tokenizer: Any) -> pa.Table:
+    """A ``response_tokens`` column (it lands in ``extra``) from the response text."""
+    name = "response" if "response" in table.column_names else "output"
+    texts = [t or "" for t in table.column(name).to_pylist()]
+    counts = [len(encoding.ids) for encoding in tokenizer.encode_batch(texts)]
+    existing = [c for c in table.column_names if c == "response_tokens"]
+    return table.drop_columns(existing).append_column(
+        "response_tokens", pa.array(counts, pa.int64())
+    )
 
 
 def _parquet_writer(path: Path) -> pq.ParquetWriter:
@@ -636,9 +663,15 @@ class RolloutIngester:
         iterations: Sequence[int] | None = None,
         threads: int | None = None,
         careful: bool = False,
+        reward: str | None = None,
+        tokenizer: Path | None = None,
     ) -> None:
         self.lake = lake
         self.careful = careful
+        self.reward = reward
+        self.tokenizer = _load_tokenizer(tokenizer) if tokenizer else None
+        if reward is not None:
+            load_reward(reward)  # a bad name fails before any file is read
         self.run_id = run_id
         self.iterations = list(iterations) if iterations else None
         self.ingested_at = datetime.now(UTC).replace(tzinfo=None)
@@ -668,7 +701,7 @@ class RolloutIngester:
     # ------------------------------------------------------------------ per file
 
     def ingest(self, source: SourceFile) -> FileResult:
-        if source.kind == "parquet":
+        if source.kind == "parquet" or self.reward is not None or self.tokenizer is not None:
             return self._ingest_parquet(source)
         return self._ingest_jsonl(source)
 
@@ -866,6 +899,7 @@ order by fresh.source_line
 """
 
     def _ingest_parquet(self, source: SourceFile) -> FileResult:
+        """Land a rollout table (parquet, or any source scored with --reward)."""
         result = FileResult(source.path)
         data = source.path.read_bytes()
         digest = hashlib.sha1(data).hexdigest()
@@ -878,7 +912,11 @@ order by fresh.source_line
             result.skipped = True
             result.note = "changed since it was ingested; land it under a new --run"
             return result
-        path_sql = _sql_literal(str(source.path))
+        read_path, line_expr, reward_rejects = source.path, "file_row_number + 1", []
+        if self.reward is not None or self.tokenizer is not None:
+            read_path, reward_rejects = self._prepare_table(source)
+            line_expr = _ident(LINE_FIELD)
+        path_sql = _sql_literal(str(read_path))
         try:
             described = self.con.execute(
                 f"describe select * from read_parquet({path_sql})"
@@ -886,7 +924,7 @@ order by fresh.source_line
         except duckdb.Error as exc:
             message = str(exc).split("\n")[0]
             raise IngestError(f"{source.path}: not a readable parquet file ({message})") from exc
-        names = [row[0] for row in described]
+        names = [row[0] for row in described if row[0] != LINE_FIELD]
         lowered = {k.lower(): k for k in KNOWN_FIELDS}
         present = {lowered[n.lower()] for n in names if n.lower() in lowered}
         if not {"prompt", "input"} & present or not {"response", "output"} & present:
@@ -895,7 +933,8 @@ order by fresh.source_line
             )
         if not {"score", "reward"} & present:
             raise IngestError(
-                f"{source.path}: no 'reward' or 'score' column; score the rows before ingest"
+                f"{source.path}: no 'reward' or 'score' column; "
+                "score it at ingest with --reward gsm8k or --reward package.module:function"
             )
         if source.iteration is None and not {"iteration", "step"} & present:
             raise IngestError(f"{source.path}: no 'iteration' or 'step' column; pass --iteration N")
@@ -907,7 +946,7 @@ order by fresh.source_line
             present,
             unknown,
             run_iteration=source.iteration,
-            line_expr="file_row_number + 1",
+            line_expr=line_expr,
             source_file=str(source.path.resolve()),
             ingested_at=self.ingested_at,
             iterations=self.iterations,
@@ -937,6 +976,7 @@ order by fresh.source_line
             message = str(exc).split("\n")[0]
             raise IngestError(f"{source.path}: could not be read ({message})") from exc
         rejects = [_Reject(int(line), reason, raw) for line, reason, raw in rejected]
+        rejects = sorted(reward_rejects + rejects, key=lambda r: r.line)
         if rejects:
             self._write_rejects(source, rejects, 1)
         result.rows_landed = landed
@@ -956,6 +996,49 @@ order by fresh.source_line
             )
         )
         return result
+
+    def _prepare_table(self, source: SourceFile) -> tuple[Path, list[_Reject]]:
+        """Score rows with --reward and count tokens with --tokenizer, into a scratch parquet.
+
+        Rows whose reward function raised are left out (and rejected with its
+        message); the rest keep their own line number in ``__obs_line``.
+        """
+        path_sql = _sql_literal(str(source.path))
+        reader = (
+            f"read_parquet({path_sql})"
+            if source.kind == "parquet"
+            else f"read_json_auto({path_sql}, format = 'newline_delimited')"
+        )
+        try:
+            table = self.con.execute(f"select * from {reader}").to_arrow_table()
+        except duckdb.Error as exc:
+            message = str(exc).split("\n")[0]
+            raise IngestError(
+                f"{source.path}: cannot be read for scoring ({message}); "
+                "ingest it without --reward to see which lines are bad"
+            ) from exc
+        keep = list(range(table.num_rows))
+        rejects: list[_Reject] = []
+        if self.reward is not None:
+            rows = table.to_pylist()
+            scored = score_rows(self.reward, rows)
+            keep = [i for i, s in enumerate(scored) if s.error is None]
+            rejects = [
+                _Reject(i + 1, s.error, json.dumps(rows[i], default=str)[:10_000])
+                for i, s in enumerate(scored)
+                if s.error is not None
+            ]
+            existing = [c for c in table.column_names if c.lower() in {"reward", "score"}]
+            table = table.drop_columns(existing).take(pa.array(keep, pa.int64()))
+            table = table.append_column(
+                "reward", pa.array([scored[i].reward for i in keep], pa.float64())
+            )
+        table = table.append_column(LINE_FIELD, pa.array([i + 1 for i in keep], pa.int64()))
+        if self.tokenizer is not None:
+            table = _add_token_counts(table, self.tokenizer)
+        scratch = self._scratch / f"{source.path.name}.scored.parquet"
+        pq.write_table(table, scratch)
+        return scratch, rejects
 
     # ------------------------------------------------------------------ bookkeeping
 
@@ -1009,12 +1092,16 @@ def ingest_rollouts(
     iteration: int | None = None,
     on_file: Callable[[FileResult], None] | None = None,
     careful: bool = False,
+    reward: str | None = None,
+    tokenizer: Path | None = None,
 ) -> IngestResult:
     """Land every rollout file under ``path`` for one run; see the module docstring."""
     plan = plan_rollouts(path, iterations=iterations, iteration=iteration)
     run = run_id or default_run_id(path)
     results: list[FileResult] = []
-    with RolloutIngester(lake, run, iterations=iterations, careful=careful) as ingester:
+    with RolloutIngester(
+        lake, run, iterations=iterations, careful=careful, reward=reward, tokenizer=tokenizer
+    ) as ingester:
         for source in plan:
             result = ingester.ingest(source)
             results.append(result)

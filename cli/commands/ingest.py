@@ -62,6 +62,16 @@ def _path_and_iterations(
     help="Read every line in Python (slower): also finds unknown fields that first "
     "appear mid-file in very large dumps.",
 )
+@click.option(
+    "--reward",
+    help="Score every row at ingest: gsm8k (built in) or package.module:function "
+    "(called with the row as a dict, returns a float).",
+)
+@click.option(
+    "--tokenizer",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A local tokenizer.json: adds response_tokens (in extra) when scoring with --reward.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 @quiet_option
 @pass_settings
@@ -73,6 +83,8 @@ def rollouts(
     iteration: int | None,
     strict: bool,
     careful: bool,
+    reward: str | None,
+    tokenizer: Path | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -87,6 +99,7 @@ def rollouts(
       obs ingest rollouts outputs/rollout_data --run grpo-ifeval
       obs ingest rollouts outputs/rollout_data --iterations 0 1 2
       obs ingest rollouts rollouts.parquet --run gsm8k-base --iteration 0
+      obs ingest rollouts unscored.parquet --iteration 0 --reward gsm8k
     """
     path, iterations = _path_and_iterations(words, iterations)
     with friendly_errors(settings.debug):
@@ -95,7 +108,12 @@ def rollouts(
         files = []
         with (
             RolloutIngester(
-                settings.lake, run, iterations=iterations or None, careful=careful
+                settings.lake,
+                run,
+                iterations=iterations or None,
+                careful=careful,
+                reward=reward,
+                tokenizer=tokenizer,
             ) as ingester,
             progress(plan, f"ingesting {run}", quiet) as bar,
         ):

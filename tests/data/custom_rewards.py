@@ -1,0 +1,13 @@
+"""Reward functions for the tests of ``obs ingest --reward package.module:function``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def length_reward(row: dict[str, Any]) -> float:
+    """1.0 for a response of at most 10 characters; raises on an empty one."""
+    response = row["response"]
+    if not response:
+        raise ValueError("empty response")
+    return 1.0 if len(response) <= 10 else 0.0
