@@ -1,0 +1,75 @@
+with
+
+fct_prompt_learning as (
+    select * from {{ ref('fct_prompt_learning') }}
+),
+
+factored as (
+    select
+        run_id,
+        prompt_hash,
+        upsampling_score,
+        final_score,
+        learning_rate,
+        num_forgetting_events,
+        iterations_to_learn,
+        is_learned,
+        is_plateau,
+        is_stuck_solved,
+        is_stuck_failed,
+        (1 - final_score) * 2 as final_score_factor,
+        0.0 - coalesce(learning_rate, 0) as learning_rate_factor,
+        num_forgetting_events * 0.5 as forgetting_factor
+    from fct_prompt_learning
+),
+
+final as (
+    select
+        ---------- ids
+        run_id,
+        prompt_hash,
+
+        ---------- strings
+        case
+            when upsampling_score >= {{ var('upsampling_priority_high_from') }}
+                then 'high'
+            when upsampling_score >= {{ var('upsampling_priority_medium_from') }}
+                then 'medium'
+            else 'low'
+        end as priority,
+        case
+            when not is_learned then 'hard_failed'
+            when
+                iterations_to_learn <= {{ var('fast_learning_iterations') }}
+                and final_score >= {{ var('sample_efficiency_good_score') }}
+                then 'fast_learner'
+            when final_score >= {{ var('sample_efficiency_good_score') }}
+                then 'slow_learner'
+            when iterations_to_learn <= {{ var('fast_learning_iterations') }}
+                then 'quick_failure'
+            else 'hard_failed'
+        end as efficiency_quadrant,
+
+        ---------- numerics
+        row_number() over (
+            partition by run_id
+            order by upsampling_score desc, prompt_hash
+        ) as upsampling_rank,
+        upsampling_score,
+        final_score_factor,
+        learning_rate_factor,
+        forgetting_factor,
+        final_score,
+        learning_rate,
+        num_forgetting_events,
+        iterations_to_learn,
+
+        ---------- booleans
+        is_plateau,
+        is_stuck_solved,
+        is_stuck_failed
+
+    from factored
+)
+
+select * from final

@@ -1,0 +1,96 @@
+{% set bins = var('score_histogram_bins') %}
+with
+
+int_rollouts_scored as (
+    select
+        run_id,
+        iteration,
+        score
+    from {{ ref('int_rollouts_scored') }}
+),
+
+run_ranges as (
+    {# One range per run, so every iteration's histogram shares its bins. #}
+    select
+        run_id,
+        min(score) as range_low,
+        max(score) as range_high
+    from int_rollouts_scored
+    group by 1
+),
+
+binned as (
+    select
+        int_rollouts_scored.run_id,
+        int_rollouts_scored.iteration,
+        run_ranges.range_low,
+        run_ranges.range_high,
+        case
+            when run_ranges.range_high = run_ranges.range_low then 0
+            else least(
+                cast(floor(
+                    (int_rollouts_scored.score - run_ranges.range_low)
+                    / (run_ranges.range_high - run_ranges.range_low)
+                    * {{ bins }}
+                ) as integer),
+                {{ bins }} - 1
+            )
+        end as bin_index
+    from int_rollouts_scored
+    inner join run_ranges
+        on int_rollouts_scored.run_id = run_ranges.run_id
+),
+
+all_bins as (
+    {# Every bin of every run and iteration, so empty bins are zero rows. #}
+    select distinct
+        binned.run_id,
+        binned.iteration,
+        binned.range_low,
+        binned.range_high,
+        bin_numbers.bin_index
+    from binned
+    cross join (
+        select unnest(range({{ bins }})) as bin_index
+    ) as bin_numbers
+),
+
+counted as (
+    select
+        run_id,
+        iteration,
+        bin_index,
+        count(*) as n
+    from binned
+    group by 1, 2, 3
+),
+
+final as (
+    select
+        ---------- ids
+        all_bins.run_id,
+        all_bins.iteration,
+        all_bins.bin_index,
+
+        ---------- numerics
+        all_bins.range_low
+        + (all_bins.range_high - all_bins.range_low)
+        * all_bins.bin_index / {{ bins }} as bin_lower,
+        all_bins.range_low
+        + (all_bins.range_high - all_bins.range_low)
+        * (all_bins.bin_index + 1) / {{ bins }} as bin_upper,
+        coalesce(counted.n, 0) as n,
+        coalesce(counted.n, 0) * 1.0
+        / sum(coalesce(counted.n, 0)) over (
+            partition by all_bins.run_id, all_bins.iteration
+        ) as share
+
+    from all_bins
+    left join counted
+        on
+            all_bins.run_id = counted.run_id
+            and all_bins.iteration = counted.iteration
+            and all_bins.bin_index = counted.bin_index
+)
+
+select * from final

@@ -1,0 +1,55 @@
+with
+
+stg_rollouts as (
+    select
+        run_id,
+        iteration,
+        prompt_hash,
+        sample_idx,
+        v_i,
+        s_i,
+        score,
+        alpha_threshold,
+        reward_case
+    from {{ ref('stg_rollouts') }}
+    where v_i is not null and s_i is not null
+),
+
+ranked as (
+    select
+        *,
+        row_number() over (
+            partition by run_id, iteration
+            order by
+                {{ stable_hash(
+                    "prompt_hash || ':' || cast(sample_idx as varchar) || ':"
+                    ~ var('sample_seed') ~ "'"
+                ) }},
+                prompt_hash,
+                sample_idx
+        ) as sample_rank
+    from stg_rollouts
+),
+
+final as (
+    select
+        ---------- ids
+        run_id,
+        iteration,
+        prompt_hash,
+        sample_idx,
+
+        ---------- strings
+        reward_case,
+
+        ---------- numerics
+        v_i,
+        s_i,
+        score,
+        alpha_threshold
+
+    from ranked
+    where sample_rank <= {{ var('vi_si_points_per_iteration') }}
+)
+
+select * from final
