@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 from obs.cli.commands.build import build
 from obs.cli.commands.demo import demo
+from obs.cli.commands.export import export
 from obs.cli.commands.ingest import ingest
 from obs.cli.commands.sql import sql
 from obs.cli.commands.summary import summary
@@ -53,3 +54,4 @@ cli.add_command(build)
 cli.add_command(summary)
 cli.add_command(sql)
 cli.add_command(demo)
+cli.add_command(export)

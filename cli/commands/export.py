@@ -1,0 +1,98 @@
+"""``obs export``: files for the next step of training (difficulty buckets, curriculum)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from obs.cli.errors import friendly_errors
+from obs.cli.options import Settings, echo_err, pass_settings
+from obs.reports.exports import (
+    CURRICULUM_MODES,
+    STRATEGIES,
+    BucketExport,
+    export_buckets,
+    export_curriculum,
+)
+
+
+@click.group()
+def export() -> None:
+    """Write the next step's files from the marts.
+
+    \b
+    Example:
+      obs export buckets --run gsm8k-base --strategy pass_rate --output-dir buckets/
+      obs export curriculum --run grpo-ifeval --out next_run.parquet --mode upsample
+    """
+
+
+@export.command()
+@click.option("--run", "run_id", required=True, help="The run.")
+@click.option("--iteration", type=int, help="The iteration (default: the run's last).")
+@click.option("--strategy", type=click.Choice(STRATEGIES), default="percentile", show_default=True)
+@click.option("--output-dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+@pass_settings
+def buckets(
+    settings: Settings, run_id: str, iteration: int | None, strategy: str, output_dir: Path
+) -> None:
+    """Difficulty-bucket files of one run and iteration, and the ANALYSIS SUMMARY.
+
+    Writes rollouts_with_rewards.parquet, problem_metrics.json,
+    problem_buckets.json, rollouts_{bucket}.parquet and summary.json. Problems
+    are keyed by data_idx when the source has it, else by prompt_hash.
+
+    \b
+    Example:
+      obs export buckets --run gsm8k-base --iteration 0 --strategy pass_rate --output-dir out/
+    """
+    with friendly_errors(settings.debug):
+        result = export_buckets(settings.warehouse, run_id, strategy, output_dir, iteration)
+    echo_err(analysis_summary(result))
+    for path in result.files:
+        click.echo(str(path))
+
+
+def analysis_summary(result: BucketExport) -> str:
+    """The plain-text ANALYSIS SUMMARY block."""
+    rule = "=" * 60
+    lines = [
+        rule,
+        "ANALYSIS SUMMARY",
+        rule,
+        f"run: {result.run_id}   iteration: {result.iteration}   strategy: {result.strategy}",
+        f"total problems: {result.total_problems}   (keyed by {result.problem_key})",
+        f"total rollouts: {result.total_rollouts}",
+        "",
+        "bucket distribution:",
+    ]
+    for bucket, count in sorted(result.bucket_distribution.items()):
+        share = count / result.total_problems if result.total_problems else 0.0
+        lines.append(f"  {bucket:<12} {count:>6}  ({share:.1%})")
+    lines += ["", "overall metrics:"]
+    for name, value in result.overall_metrics.items():
+        lines.append(f"  {name:<16} {value:.4f}")
+    lines.append(rule)
+    return "\n".join(lines)
+
+
+@export.command()
+@click.option("--run", "run_id", required=True, help="The run whose marts rank the prompts.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--mode", type=click.Choice(CURRICULUM_MODES), default="upsample", show_default=True)
+@pass_settings
+def curriculum(settings: Settings, run_id: str, out: Path, mode: str) -> None:
+    """The next run's dataset: one row per prompt with text, weight, order and reason.
+
+    upsample: weight = 1 + max(upsampling_score, 0), halved when stuck solved.
+    order: easy to hard by the last iteration's mean@5. drop-solved: every
+    prompt but those stuck solved.
+
+    \b
+    Example:
+      obs export curriculum --run grpo-ifeval --out next.parquet --mode drop-solved
+    """
+    with friendly_errors(settings.debug):
+        result = export_curriculum(settings.warehouse, run_id, out, mode)
+    echo_err(f"{result.prompts} prompts written ({result.dropped} dropped), mode {mode}")
+    click.echo(str(result.path))
