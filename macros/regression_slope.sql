@@ -2,10 +2,14 @@
     {{ return(adapter.dispatch('regression_slope', 'obs')(y, x)) }}
 {% endmacro %}
 
+{# Null, not NaN, when x does not vary (one observed iteration). #}
 {% macro default__regression_slope(y, x) %}
-    (covar_pop({{ y }}, {{ x }}) / nullif(var_pop({{ x }}), 0))
+    case
+        when var_pop({{ x }}) > 0
+            then covar_pop({{ y }}, {{ x }}) / var_pop({{ x }})
+    end
 {% endmacro %}
 
 {% macro duckdb__regression_slope(y, x) %}
-    regr_slope({{ y }}, {{ x }})
+    case when var_pop({{ x }}) > 0 then regr_slope({{ y }}, {{ x }}) end
 {% endmacro %}
