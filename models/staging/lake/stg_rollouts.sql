@@ -1,0 +1,50 @@
+{# A view over the lake: names and types of DESIGN.md, nothing computed but
+   casts. It must stay a view so the rollout text is never copied. #}
+with
+
+source as (
+    select * from {{ source('lake', 'rollouts') }}
+),
+
+renamed as (
+    select
+        ---------- ids
+        cast(run_id as varchar) as run_id,
+        cast(iteration as bigint) as iteration,
+        prompt_hash,
+        cast(sample_idx as bigint) as sample_idx,
+        cast(data_idx as bigint) as data_idx,
+
+        ---------- strings
+        prompt,
+        response,
+        reward_case,
+        instruction_ids,
+        instruction_kwargs,
+        ground_truth,
+        extra,
+        source_file,
+
+        ---------- numerics
+        cast(score as double) as score,
+        cast(v_i as double) as v_i,
+        cast(s_i as double) as s_i,
+        cast(alpha_threshold as double) as alpha_threshold,
+        cast(prompt_strict_acc as double) as prompt_strict_acc,
+        cast(inst_strict_acc as double) as inst_strict_acc,
+        cast(num_instructions as bigint) as num_instructions,
+        cast(num_followed as bigint) as num_followed,
+        cast(format_score as double) as format_score,
+        cast(response_chars as bigint) as response_chars,
+        cast(source_line as bigint) as source_line,
+
+        ---------- booleans
+        instruction_followed,
+
+        ---------- timestamps
+        ingested_at
+
+    from source
+)
+
+select * from renamed
