@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test test-fast lint bench clean
+.PHONY: install browser demo test test-fast lint bench clean
 
 install: $(STAMP)
 
@@ -16,10 +16,20 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/obs && test -x $(BIN)/dbt && test -x $(BIN)/duckdb
 	touch $(STAMP)
 
+# The browser tests and PNG export use Debian's Chromium; install it when missing.
+CHROMIUM := /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+browser: $(CHROMIUM)
+
+$(CHROMIUM):
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium
+
 demo: install
 	$(BIN)/obs demo
 
-test: install
+test: install browser
 	$(BIN)/python -m pytest
 
 test-fast: install

@@ -10,6 +10,7 @@ from obs.cli.commands.build import build
 from obs.cli.commands.demo import demo
 from obs.cli.commands.export import export
 from obs.cli.commands.ingest import ingest
+from obs.cli.commands.render import render_dashboard_command
 from obs.cli.commands.sql import sql
 from obs.cli.commands.summary import summary
 from obs.cli.options import Settings
@@ -44,6 +45,7 @@ def cli(ctx: click.Context, warehouse: Path, lake: Path, debug: bool) -> None:
       obs build
       obs summary --run grpo-ifeval
       obs sql "select * from fct_iteration_summary"
+      obs render-dashboard --run grpo-ifeval --out dashboard.html
     """
     logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING)
     ctx.obj = Settings(warehouse=warehouse, lake=lake, debug=debug)
@@ -55,3 +57,4 @@ cli.add_command(summary)
 cli.add_command(sql)
 cli.add_command(demo)
 cli.add_command(export)
+cli.add_command(render_dashboard_command)

@@ -1,1 +1,5 @@
-"""obs: dashboards rendered from the marts."""
+"""obs: dashboards and exports rendered from the marts."""
+
+from obs.reports.dashboard import TrainingDashboard
+
+__all__ = ["TrainingDashboard"]

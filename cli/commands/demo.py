@@ -1,16 +1,16 @@
-"""``obs demo``: generate a synthetic IFEval+GRPO run, ingest it, build, summarise."""
+"""``obs demo``: generate a synthetic IFEval+GRPO run, ingest, build, summarise, render."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import click
-from obs.cli.commands.summary import format_run
 from obs.cli.dbt import run_dbt
 from obs.cli.errors import friendly_errors
 from obs.cli.options import Settings, echo_err, pass_settings, quiet_option
 from obs.ingest.rollouts import ingest_rollouts
-from obs.reports.summary import load_summary
+from obs.reports.render import load_dashboard, render_dashboard
+from obs.reports.summary import format_summary, load_summary
 
 
 @click.command()
@@ -20,6 +20,13 @@ from obs.reports.summary import load_summary
     default=Path("demo_data/ifeval-grpo-demo"),
     show_default=True,
     help="Where the generated iteration dumps go.",
+)
+@click.option(
+    "--dashboard",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("reports_out/dashboard.html"),
+    show_default=True,
+    help="Where the run's dashboard goes.",
 )
 @click.option("--run", "run_id", default="demo", show_default=True, help="Run id to land it as.")
 @click.option("--prompts", default=60, show_default=True, help="Prompts in the run.")
@@ -31,6 +38,7 @@ from obs.reports.summary import load_summary
 def demo(
     settings: Settings,
     out: Path,
+    dashboard: Path,
     run_id: str,
     prompts: int,
     iterations: int,
@@ -39,6 +47,9 @@ def demo(
     quiet: bool,
 ) -> None:
     """Run the whole pipeline on a generated IFEval+GRPO run (learners, forgetters, plateaus).
+
+    Generates the dumps, ingests them, builds every model, prints the
+    summary and ends with the path of the run's dashboard.
 
     \b
     Example:
@@ -63,6 +74,8 @@ def demo(
         raise click.ClickException("dbt build failed on the demo run; see the dbt log above")
     with friendly_errors(settings.debug):
         runs = load_summary(settings.warehouse, run_id)
-    for run in runs:
-        click.echo(format_run(run))
-    click.echo(f"warehouse: {settings.warehouse}")
+        for run in runs:
+            click.echo(format_summary(run), nl=False)
+        click.echo(f"warehouse: {settings.warehouse}")
+        page = render_dashboard(load_dashboard(settings.warehouse, [run_id]), dashboard)
+    click.echo(f"dashboard: {page}")

@@ -1,0 +1,92 @@
+"""``obs render-dashboard``: the run's dashboard as one self-contained HTML file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from obs.cli.errors import friendly_errors
+from obs.cli.options import Settings, pass_settings
+from obs.reports.render import load_dashboard, render_chart_files, render_dashboard
+
+
+@click.command("render-dashboard")
+@click.argument("extra_iterations", nargs=-1, type=int, metavar="")
+@click.option("--run", "runs", multiple=True, help="Run(s) to show (default: every run).")
+@click.option(
+    "--iterations",
+    type=int,
+    multiple=True,
+    help="Only these iterations (--iterations 0 1 2).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("reports_out/dashboard.html"),
+    show_default=True,
+    help="The combined dashboard file.",
+)
+@click.option(
+    "--output-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write one file per chart here instead (the seed's names).",
+)
+@click.option(
+    "--chart",
+    "charts",
+    multiple=True,
+    help="With --output-dir: only this chart (repeatable; default all fourteen).",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["html", "png"]),
+    default="html",
+    show_default=True,
+    help="With --output-dir: HTML files, or PNGs through the system Chromium.",
+)
+@click.option(
+    "--plotlyjs",
+    type=click.Choice(["inline", "cdn"]),
+    default="inline",
+    show_default=True,
+    help="Embed plotly.js (works offline) or link it (smaller file).",
+)
+@pass_settings
+def render_dashboard_command(
+    settings: Settings,
+    extra_iterations: tuple[int, ...],
+    runs: tuple[str, ...],
+    iterations: tuple[int, ...],
+    out: Path,
+    output_dir: Path | None,
+    charts: tuple[str, ...],
+    output_format: str,
+    plotlyjs: str,
+) -> None:
+    """Render the dashboard of the built marts: header, five tabs, fourteen charts.
+
+    One self-contained HTML file (plotly.js inline: it opens from disk with
+    no network), or with --output-dir one file per chart under the seed's
+    names (prompt_dynamics_fi.html, ..., score_distribution.html).
+
+    \b
+    Example:
+      obs render-dashboard --run grpo-ifeval --out dashboard.html
+      obs render-dashboard --iterations 0 5 10 --out early.html
+      obs render-dashboard --output-dir charts/ --format png --chart exploration
+    """
+    if extra_iterations and not iterations:
+        raise click.UsageError(f"unexpected extra argument {extra_iterations[0]}")
+    wanted = (*iterations, *extra_iterations) or None
+    if output_format == "png" and output_dir is None:
+        raise click.UsageError("--format png needs --output-dir")
+    if charts and output_dir is None:
+        raise click.UsageError("--chart needs --output-dir")
+    with friendly_errors(settings.debug):
+        dashboard = load_dashboard(settings.warehouse, runs or None, wanted)
+        if output_dir is not None:
+            for path in render_chart_files(dashboard, output_dir, output_format, plotlyjs, charts):
+                click.echo(str(path))
+            return
+        click.echo(str(render_dashboard(dashboard, out, plotlyjs)))

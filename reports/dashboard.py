@@ -1,0 +1,80 @@
+"""The programmatic API: ``TrainingDashboard(warehouse=..., run=...)``."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+import pandas as pd
+import plotly.graph_objects as go
+from obs.reports.render import Dashboard, load_dashboard, render_dashboard
+from obs.reports.summary import format_summary, load_summary
+from obs.reports.warehouse import connect
+
+
+class TrainingDashboard:
+    """One run's marts as DataFrames, its charts as figures, and the combined page.
+
+    >>> dashboard = TrainingDashboard(warehouse="warehouse/obs.duckdb", run="demo")
+    >>> dashboard.print_summary_statistics()
+    >>> figures = dashboard.generate_all_charts()      # name -> plotly Figure
+    >>> dashboard.save_combined_dashboard("dashboard.html")
+    """
+
+    def __init__(
+        self,
+        warehouse: str | Path = "warehouse/obs.duckdb",
+        run: str | None = None,
+        iterations: Sequence[int] | None = None,
+    ) -> None:
+        self.warehouse = Path(warehouse)
+        self.run = run
+        self.iterations = list(iterations) if iterations else None
+        self._dashboard: Dashboard | None = None
+
+    def _table(self, sql: str) -> pd.DataFrame:
+        con = connect(self.warehouse)
+        try:
+            where = "where run_id = ?" if self.run else ""
+            return con.execute(sql.format(where=where), [self.run] if self.run else []).df()
+        finally:
+            con.close()
+
+    @property
+    def prompt_metrics(self) -> pd.DataFrame:
+        """fct_prompt_iteration: one row per run, iteration and prompt."""
+        return self._table("select * from fct_prompt_iteration {where} order by all")
+
+    @property
+    def learning_dynamics(self) -> pd.DataFrame:
+        """fct_prompt_learning: one row per run and prompt."""
+        return self._table("select * from fct_prompt_learning {where} order by all")
+
+    @property
+    def upsampling_data(self) -> pd.DataFrame:
+        """fct_upsampling_candidates, best candidate first."""
+        return self._table(
+            "select * from fct_upsampling_candidates {where} order by run_id, upsampling_rank"
+        )
+
+    def print_summary_statistics(self, file: TextIO | None = None) -> None:
+        """Print the run summary (as ``obs summary`` does)."""
+        stream = file or sys.stdout
+        for run in load_summary(self.warehouse, self.run):
+            stream.write(format_summary(run))
+
+    def _load(self) -> Dashboard:
+        if self._dashboard is None:
+            runs = [self.run] if self.run else None
+            self._dashboard = load_dashboard(self.warehouse, runs, self.iterations)
+        return self._dashboard
+
+    def generate_all_charts(self) -> dict[str, go.Figure]:
+        """The fourteen figures, by the seed's chart names (the first run's, if several)."""
+        return dict(self._load().runs[0].figures)
+
+    def save_combined_dashboard(self, path: str | Path, plotlyjs: str = "inline") -> Path:
+        """Write the self-contained HTML dashboard and return its path."""
+        return render_dashboard(self._load(), Path(path), plotlyjs)

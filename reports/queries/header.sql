@@ -1,0 +1,33 @@
+-- One row per run: the dashboard header's numbers.
+with summary as (
+    select
+        run_id,
+        count(*) as iterations,
+        min(iteration) as first_iteration,
+        max(iteration) as last_iteration,
+        sum(n_rollouts) as rollouts,
+        arg_min(mean_score, iteration) as first_mean_score,
+        arg_max(mean_score, iteration) as last_mean_score,
+        arg_max(prompt_strict_acc, iteration) as last_strict_acc,
+        arg_max(zero_variance_share, iteration) as last_zero_variance_share
+    from fct_iteration_summary
+    where list_contains($runs, run_id)
+      and ($iterations is null or list_contains($iterations, iteration))
+    group by 1
+),
+learning as (
+    select
+        run_id,
+        count(*) as prompts,
+        count(*) filter (where is_learned) as learned,
+        count(*) filter (where num_forgetting_events > 0) as forgotten,
+        count(*) filter (where is_plateau) as plateaued,
+        count(*) filter (where is_stuck_solved or is_stuck_failed) as stuck
+    from fct_prompt_learning
+    where list_contains($runs, run_id)
+    group by 1
+)
+select summary.*, learning.* exclude (run_id)
+from summary
+inner join learning on summary.run_id = learning.run_id
+order by summary.run_id

@@ -1,0 +1,21 @@
+-- The capped prompt x iteration grid behind the prompt heatmaps.
+select
+    fct_prompt_iteration.run_id,
+    fct_prompt_iteration.iteration,
+    rank.prompt_hash,
+    rank.prompt_label,
+    rank.display_order,
+    rank.num_forgetting_events,
+    fct_prompt_iteration.mean_score,
+    fct_prompt_iteration.mean_v_i,
+    fct_prompt_iteration.mean_s_i,
+    fct_prompt_iteration.prompt_strict_acc,
+    fct_prompt_iteration.std_score
+from rpt_prompt_heatmap_rank as rank
+inner join fct_prompt_iteration
+    on rank.run_id = fct_prompt_iteration.run_id
+    and rank.prompt_hash = fct_prompt_iteration.prompt_hash
+where list_contains($runs, rank.run_id)
+  and rank.informative_rank <= $cap
+  and ($iterations is null or list_contains($iterations, fct_prompt_iteration.iteration))
+order by rank.run_id, rank.display_order, fct_prompt_iteration.iteration

@@ -1,0 +1,347 @@
+"""Render the dashboards: one self-contained HTML file, or one file per chart.
+
+The numbers come from the marts through the SQL in ``reports/queries/``; the
+figures from ``reports.figures``; the page from the Jinja templates in
+``reports/templates/``. plotly.js is embedded once, inline, so the file opens
+from disk with no network (``plotlyjs="cdn"`` links it instead).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+import plotly.graph_objects as go
+import yaml
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
+from obs.reports import figures
+from obs.reports.errors import ReportError
+from obs.reports.warehouse import connect, require_tables
+from plotly.offline import get_plotlyjs
+
+MARTS = (
+    "fct_iteration_summary",
+    "fct_prompt_iteration",
+    "fct_prompt_learning",
+    "rpt_prompt_heatmap_rank",
+    "rpt_forgetting_changes",
+    "fct_upsampling_candidates",
+)
+HEATMAP_ROWS = 200  # prompts in each prompt heatmap: the most informative
+SCATTER_POINTS = 3000  # prompts in the sample-efficiency scatter
+PLATEAU_BARS = 300  # prompts in the plateau chart: the lowest recent variance
+VARIANCE_FLOOR = 1e-6  # where the plateau chart's log axis draws a variance of 0
+PLOTLY_CDN = "https://cdn.plot.ly/plotly-3.0.1.min.js"
+
+
+@dataclass(frozen=True)
+class RunCharts:
+    """The fourteen figures of one run, and its header numbers."""
+
+    run_id: str
+    header: dict[str, Any]
+    figures: dict[str, go.Figure]
+
+
+@dataclass
+class Dashboard:
+    runs: list[RunCharts]
+    iterations: list[int] | None
+    generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+
+def _fmt_int(value: Any) -> str:
+    return "-" if value is None else f"{int(value):,}"
+
+
+def _fmt_pct(value: Any) -> str:
+    return "-" if value is None else f"{float(value):.1%}"
+
+
+def _fmt_num(value: Any, digits: int = 3) -> str:
+    return "-" if value is None else f"{float(value):.{digits}f}"
+
+
+@functools.cache
+def environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("obs.reports", "templates"),
+        autoescape=select_autoescape(),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["fmt_int"] = _fmt_int
+    env.filters["fmt_pct"] = _fmt_pct
+    env.filters["fmt_num"] = _fmt_num
+    return env
+
+
+def _query(name: str) -> str:
+    return resources.files("obs.reports").joinpath("queries", f"{name}.sql").read_text()
+
+
+def _project_vars() -> dict[str, Any]:
+    """The dbt vars the charts draw as lines (cut points), from dbt_project.yml."""
+    project = Path(__file__).resolve().parents[1] / "dbt_project.yml"
+    if not project.is_file():
+        return {}
+    return dict(yaml.safe_load(project.read_text()).get("vars") or {})
+
+
+def _frame(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any]) -> pd.DataFrame:
+    sql = _query(name)
+    used = {k: v for k, v in params.items() if f"${k}" in sql}
+    return con.execute(sql, used).df()
+
+
+def load_dashboard(
+    warehouse: Path, runs: Sequence[str] | None = None, iterations: Sequence[int] | None = None
+) -> Dashboard:
+    """Read every chart's rows from the marts and build the figures, run by run."""
+    con = connect(warehouse)
+    try:
+        require_tables(con, warehouse, *MARTS)
+        known = [
+            r[0]
+            for r in con.execute(
+                "select distinct run_id from fct_iteration_summary order by 1"
+            ).fetchall()
+        ]
+        if not known:
+            raise ReportError(f"{warehouse}: no runs built yet; run `obs build`")
+        chosen = list(runs) if runs else known
+        missing = [r for r in chosen if r not in known]
+        if missing:
+            raise ReportError(f"{warehouse}: no run '{missing[0]}' (runs: {', '.join(known)})")
+        picked_iterations = sorted(set(iterations)) if iterations else None
+        params: dict[str, Any] = {
+            "runs": chosen,
+            "iterations": picked_iterations,
+            "cap": HEATMAP_ROWS,
+            "scatter_cap": SCATTER_POINTS,
+        }
+        optional = {
+            "instruction_types": "fct_instruction_iteration",
+            "reward_cases": "fct_reward_case_iteration",
+            "score_distribution": "fct_score_distribution",
+            "vi_si": "fct_vi_si_points",
+            "interference": "fct_instruction_pairs",
+        }
+        require_tables(con, warehouse, *optional.values())
+        frames = {
+            name: _frame(con, name, params)
+            for name in (
+                "header",
+                "prompt_counts",
+                "prompt_heatmap",
+                "forgetting",
+                "sample_efficiency",
+                "upsampling_top",
+                *optional,
+            )
+        }
+        frames["plateau"] = _frame(
+            con, "plateau", params | {"cap": PLATEAU_BARS, "variance_floor": VARIANCE_FLOOR}
+        )
+    finally:
+        con.close()
+    project = _project_vars()
+    charts = [_run_charts(run, frames, project) for run in chosen]
+    if picked_iterations is not None and not any(c.header for c in charts):
+        raise ReportError(f"{warehouse}: none of iterations {picked_iterations} was built")
+    return Dashboard(charts, picked_iterations)
+
+
+def _for_run(frame: pd.DataFrame, run: str) -> pd.DataFrame:
+    return frame[frame["run_id"] == run].reset_index(drop=True)
+
+
+def _run_charts(run: str, frames: dict[str, pd.DataFrame], project: dict[str, Any]) -> RunCharts:
+    one = {name: _for_run(frame, run) for name, frame in frames.items()}
+    counts = one["prompt_counts"]
+    total = int(counts["prompts"].iloc[0]) if not counts.empty else None
+    header = one["header"].iloc[0].to_dict() if not one["header"].empty else {}
+    grid = one["prompt_heatmap"]
+    built = {
+        "prompt_dynamics_fi": figures.prompt_heatmap(
+            grid, "prompt_dynamics_fi", "mean_score", total, colorbar_title="mean score"
+        ),
+        "prompt_dynamics_vi": figures.prompt_heatmap(
+            grid, "prompt_dynamics_vi", "mean_v_i", total, colorbar_title="mean V_i"
+        ),
+        "prompt_dynamics_si": figures.prompt_heatmap(
+            grid, "prompt_dynamics_si", "mean_s_i", total, colorbar_title="mean S_i"
+        ),
+        "prompt_accuracy": figures.prompt_heatmap(
+            grid,
+            "prompt_accuracy",
+            "prompt_strict_acc",
+            total,
+            colorscale=figures.RED_TO_GREEN,
+            colorbar_title="solved",
+        ),
+        "upsampling_candidates": figures.upsampling_table(one["upsampling_top"]),
+        "sample_efficiency": figures.sample_efficiency(
+            one["sample_efficiency"],
+            float(project.get("fast_learning_iterations", 3)),
+            float(project.get("sample_efficiency_good_score", 0.5)),
+            total,
+        ),
+        "plateau_detection": figures.plateau_detection(
+            one["plateau"],
+            float(project.get("plateau_variance_threshold", 0.001)),
+            VARIANCE_FLOOR,
+            total,
+        ),
+        "forgetting_analysis": figures.forgetting_heatmap(one["forgetting"], total),
+        "exploration": figures.prompt_heatmap(
+            grid,
+            "exploration",
+            "std_score",
+            total,
+            zmin=0.0,
+            zmax=None,
+            colorscale=figures.WHITE_TO_BLUE,
+            colorbar_title="score std",
+        ),
+        "score_distribution": figures.score_distribution(one["score_distribution"]),
+        "reward_case_evolution": figures.reward_case_evolution(one["reward_cases"]),
+        "vi_si_correlation": figures.vi_si_correlation(one["vi_si"]),
+        "instruction_types": figures.instruction_types(one["instruction_types"]),
+        "instruction_interference": figures.instruction_interference(one["interference"]),
+    }
+    ordered = {name: built[name] for name in figures.CHARTS}
+    return RunCharts(run, header, ordered)
+
+
+def _embed(figure: go.Figure) -> Markup:
+    """The figure as JSON for a ``<script type="application/json">`` block.
+
+    Arrays go out in Plotly's compact binary form (base64 typed arrays). The
+    page draws a chart when its tab is first shown, so a large dashboard
+    paints its first tab without waiting for the other thirteen charts.
+    """
+    text = figure.to_json(validate=False)
+    return Markup(text.replace("</", "<\\/"))
+
+
+def _plotly_script(plotlyjs: str) -> Markup:
+    if plotlyjs == "cdn":
+        return Markup(f'<script src="{PLOTLY_CDN}"></script>')
+    if plotlyjs != "inline":
+        raise ReportError(f"--plotlyjs {plotlyjs}: choose inline or cdn")
+    return Markup(f"<script>{get_plotlyjs()}</script>")
+
+
+def _sections(run: RunCharts) -> list[dict[str, Any]]:
+    sections = []
+    for number, title in enumerate(figures.SECTIONS):
+        charts = [
+            {
+                "div_id": f"{name}__{run.run_id}",
+                "name": name,
+                "info": info,
+                "figure": _embed(run.figures[name]),
+            }
+            for name, info in figures.CHARTS.items()
+            if info.section == title
+        ]
+        sections.append({"id": f"section-{number}", "title": title, "charts": charts})
+    return sections
+
+
+def render_dashboard(dashboard: Dashboard, out: Path, plotlyjs: str = "inline") -> Path:
+    """Write the combined dashboard: header, five tabs, every chart of every run."""
+    runs = [{"run": run, "sections": _sections(run)} for run in dashboard.runs]
+    tabs = [{"id": f"section-{n}", "title": t} for n, t in enumerate(figures.SECTIONS)]
+    html = (
+        environment()
+        .get_template("dashboard.html")
+        .render(
+            title="obs: " + ", ".join(r.run_id for r in dashboard.runs),
+            plotly_script=_plotly_script(plotlyjs),
+            runs=runs,
+            tabs=tabs,
+            iterations=dashboard.iterations,
+            generated_at=dashboard.generated_at.strftime("%Y-%m-%d %H:%M UTC"),
+        )
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(html)
+    return out
+
+
+def render_chart_files(
+    dashboard: Dashboard,
+    output_dir: Path,
+    fmt: str = "html",
+    plotlyjs: str = "inline",
+    names: Sequence[str] | None = None,
+) -> list[Path]:
+    """One file per chart with the seed's names; runs get a folder each when several.
+
+    ``names`` picks some of the charts (default: all fourteen).
+    """
+    unknown = [n for n in names or () if n not in figures.CHARTS]
+    if unknown:
+        raise ReportError(f"no chart '{unknown[0]}' (charts: {', '.join(figures.CHARTS)})")
+    written = []
+    several = len(dashboard.runs) > 1
+    for run in dashboard.runs:
+        folder = output_dir / run.run_id if several else output_dir
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, figure in run.figures.items():
+            if names and name not in names:
+                continue
+            if fmt == "png":
+                written.append(_write_png(figure, folder / f"{name}.png"))
+                continue
+            info = figures.CHARTS[name]
+            html = (
+                environment()
+                .get_template("chart.html")
+                .render(
+                    title=f"{info.title} ({run.run_id})",
+                    plotly_script=_plotly_script(plotlyjs),
+                    chart={
+                        "div_id": name,
+                        "name": name,
+                        "info": info,
+                        "figure": _embed(figure),
+                    },
+                    run=run,
+                )
+            )
+            path = folder / f"{name}.html"
+            path.write_text(html)
+            written.append(path)
+    return written
+
+
+def _write_png(figure: go.Figure, path: Path) -> Path:
+    """A PNG through kaleido, driving the system Chromium (nothing is downloaded)."""
+    browser = os.environ.get("BROWSER_PATH") or shutil.which("chromium")
+    if browser is None:
+        raise ReportError(f"{path}: --format png needs Chromium (apt-get install chromium)")
+    os.environ["BROWSER_PATH"] = browser
+    try:
+        figure.write_image(path, width=1200, height=int(figure.layout.height or 600), scale=1)
+    except Exception as exc:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ReportError(f"{path}: PNG export failed ({message})") from exc
+    return path
+
+
+def chart_names() -> Iterable[str]:
+    return figures.CHARTS.keys()

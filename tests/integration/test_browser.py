@@ -1,0 +1,198 @@
+"""The dashboards in a real browser: Debian's Chromium driven by Playwright, offline.
+
+Every network request is refused; the pages must draw every Plotly chart with
+no console or page error, and each tab must show its own charts when clicked.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from obs.reports.figures import CHARTS, SECTIONS
+
+from tests.conftest import run_cli
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+CHROMIUM = "/usr/bin/chromium"
+# As root in a container Chromium needs --no-sandbox; the rest keep it from
+# reaching for Google's services on a closed network.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@dataclass
+class Opened:
+    page: object
+    errors: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `make browser` (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A small demo run, built and rendered by ``obs demo`` itself."""
+    root = tmp_path_factory.mktemp("browser")
+    page = root / "out" / "dashboard.html"
+    result = run_cli(
+        [
+            "--lake",
+            root / "lake",
+            "--warehouse",
+            root / "obs.duckdb",
+            "demo",
+            "--out",
+            root / "dumps",
+            "--dashboard",
+            page,
+            "--prompts",
+            "24",
+            "--iterations",
+            "6",
+            "--samples",
+            "4",
+            "-q",
+        ]
+    )
+    assert result.stdout.splitlines()[-1] == f"dashboard: {page}"
+    charts = root / "charts"
+    run_cli(
+        [
+            "--warehouse",
+            root / "obs.duckdb",
+            "render-dashboard",
+            "--output-dir",
+            charts,
+            "--chart",
+            "vi_si_correlation",
+        ]
+    )
+    return {"dashboard": page, "chart": charts / "vi_si_correlation.html"}
+
+
+def _open(browser: object, path: Path, viewport_width: int = 1400) -> Iterator[Opened]:
+    context = browser.new_context(viewport={"width": viewport_width, "height": 900})
+    opened = Opened(context.new_page())
+
+    def refuse(route: object) -> None:
+        url = route.request.url
+        if url.startswith("file://"):
+            route.continue_()
+        else:
+            opened.refused.append(url)
+            route.abort()
+
+    context.route("**/*", refuse)
+    opened.page.on("console", lambda m: opened.errors.append(m.text) if m.type == "error" else None)
+    opened.page.on("pageerror", lambda e: opened.errors.append(str(e)))
+    opened.page.goto(path.as_uri(), wait_until="load")
+    try:
+        yield opened
+    finally:
+        context.close()
+
+
+DRAWN = """
+() => Array.from(document.querySelectorAll('div.plot')).map(el => ({
+    id: el.id,
+    drawn: el.classList.contains('js-plotly-plot') && el._fullLayout !== undefined
+        && el.querySelector('svg.main-svg') !== null,
+    traces: (el._fullData || []).length,
+    width: el.getBoundingClientRect().width,
+    section: (el.closest('div.section') || {}).id || null,
+}))
+"""
+
+
+@pytest.fixture
+def dashboard_page(browser: object, demo: dict[str, Path]) -> Iterator[Opened]:
+    yield from _open(browser, demo["dashboard"])
+
+
+def test_first_tab_is_drawn_at_load_and_the_rest_on_demand(dashboard_page: Opened) -> None:
+    plots = dashboard_page.page.evaluate(DRAWN)
+    drawn = sorted(p["id"].split("__")[0] for p in plots if p["drawn"])
+    assert drawn == sorted(n for n, info in CHARTS.items() if info.section == SECTIONS[0])
+
+
+def test_every_chart_is_drawn_offline_without_errors(dashboard_page: Opened) -> None:
+    for tab in dashboard_page.page.query_selector_all("nav.tabs button"):
+        tab.click()
+    plots = dashboard_page.page.evaluate(DRAWN)
+    assert sorted(p["id"].split("__")[0] for p in plots) == sorted(CHARTS)
+    assert [p["id"] for p in plots if not p["drawn"]] == []
+    # every chart of the demo has data: no chart fell back to an empty annotation
+    assert [p["id"] for p in plots if p["traces"] == 0] == []
+    assert dashboard_page.errors == []
+    assert dashboard_page.refused == []
+
+
+def test_each_tab_shows_its_own_charts(dashboard_page: Opened) -> None:
+    page = dashboard_page.page
+    tabs = page.query_selector_all("nav.tabs button")
+    assert [t.inner_text() for t in tabs] == list(SECTIONS)
+    for number, tab in enumerate(tabs):
+        tab.click()
+        page.wait_for_timeout(200)
+        plots = page.evaluate(DRAWN)
+        shown = sorted(p["id"].split("__")[0] for p in plots if p["width"] > 300 and p["drawn"])
+        expected = sorted(n for n, info in CHARTS.items() if info.section == SECTIONS[number])
+        assert shown == expected, SECTIONS[number]
+        assert all(p["section"] == f"section-{number}" for p in plots if p["width"] > 0)
+        assert "active" in (tab.get_attribute("class") or "")
+    assert dashboard_page.errors == []
+
+
+def test_header_names_the_run_and_its_numbers(dashboard_page: Opened) -> None:
+    header = dashboard_page.page.inner_text("header.page")
+    assert "demo" in header
+    assert "576\nrollouts" in header  # 24 prompts x 6 iterations x 4 rollouts
+    assert "24\nprompts" in header
+    assert "6 (0\u20135)\niterations" in header  # an en dash
+
+
+def test_hover_names_the_prompt(dashboard_page: Opened) -> None:
+    hover = dashboard_page.page.evaluate(
+        """() => {
+            const el = document.querySelector('div.plot[id^="prompt_dynamics_fi__"]');
+            return {label: el.data[0].y[0], template: el.data[0].hovertemplate};
+        }"""
+    )
+    assert len(hover["label"].split()[0]) == 16  # the prompt hash
+    assert hover["label"].split()[1] == "Write"  # then the first words of its text
+    assert hover["template"].startswith("%{y}")
+
+
+def test_one_chart_file_draws_offline(browser: object, demo: dict[str, Path]) -> None:
+    for opened in _open(browser, demo["chart"]):
+        plots = opened.page.evaluate(DRAWN)
+        assert len(plots) == 1
+        assert plots[0]["drawn"] and plots[0]["traces"] == 1 and plots[0]["width"] > 300
+        assert "Use for: checking whether the verifiable" in opened.page.inner_text("body")
+        assert opened.errors == []
+        assert opened.refused == []
+
+
+def test_browser_is_debians_chromium() -> None:
+    assert shutil.which("chromium") == CHROMIUM
