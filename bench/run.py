@@ -8,7 +8,9 @@ process of its own so that its peak memory is its own:
 2. ingest   ``obs ingest rollouts`` into a fresh lake;
 3. build    ``obs build`` (every model and test) into a fresh warehouse;
 4. pandas   the straightforward script of bench/pandas_baseline.py computing
-            fct_prompt_iteration and fct_prompt_learning.
+            fct_prompt_iteration and fct_prompt_learning;
+5. reward   ``obs ingest`` of an unscored GSM8K table (``--reward-rows``, default
+            200,000) with ``--reward gsm8k``, beside the same ingest without it.
 
 With ``--build-rows`` (default 1,000,000) it also lands that many rollouts and
 times ``obs build`` on them. The page cache is warmed by the ceiling stage, so
@@ -83,6 +85,51 @@ def generate(folder: Path, rollouts: int, seed: int) -> tuple[int, float]:
     return made.rollouts, megabytes
 
 
+def generate_gsm8k(path: Path, rows: int, seed: int) -> float:
+    """An unscored GSM8K rollout table: answers in every form the extractor reads.
+
+    A copy with a ``reward`` column already filled goes beside it
+    (``scored.parquet``), for the same ingest without a reward function.
+    """
+    import random
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = random.Random(seed)
+    forms = [
+        "Adding them up gives {n}.\n#### {n}",
+        "So the total is \\boxed{{{n}}}.",
+        "She pays ${c} in all. The answer is ${c}.",
+        "First 12 + 30 = 42, then 42 * 2 = 84, so {n}",
+    ]
+    prompts, responses, answers, data_idx, sample_idx = [], [], [], [], []
+    for row in range(rows):
+        problem = row // 8
+        truth = 100 + problem % 9000
+        given = truth if rng.random() < 0.6 else truth + rng.randint(1, 9)
+        prompts.append(f"Problem {problem}: how many apples are left after ... ?")
+        text = rng.choice(forms).format(n=given, c=f"{given:,}")
+        responses.append("Let me think step by step. " * 20 + text)
+        answers.append(f"Step by step reasoning.\n#### {truth}")
+        data_idx.append(problem)
+        sample_idx.append(row % 8)
+    table = pa.table(
+        {
+            "data_idx": data_idx,
+            "sample_idx": sample_idx,
+            "prompt": prompts,
+            "response": responses,
+            "original_answer": answers,
+        }
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path)
+    scored = table.append_column("reward", pa.array([0.0] * rows))
+    pq.write_table(scored, path.with_name("scored.parquet"))
+    return path.stat().st_size / 1e6
+
+
 def obs(lake: Path, warehouse: Path, *args: str) -> list[str]:
     return [str(BIN / "obs"), "--lake", str(lake), "--warehouse", str(warehouse), *args]
 
@@ -109,6 +156,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rollouts", type=int, default=200_000)
     parser.add_argument("--build-rows", type=int, default=1_000_000, help="0 to skip")
+    parser.add_argument("--reward-rows", type=int, default=200_000, help="0 to skip")
     parser.add_argument("--out", type=Path, default=HERE / "out")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
@@ -159,6 +207,29 @@ def main() -> None:
         large = measure("build-large", obs(big_lake, big_warehouse, "build"), big_rows, big_mb)
         shutil.rmtree(big_dumps, ignore_errors=True)
 
+    rewarded: list[Stage] = []
+    if args.reward_rows:
+        print(f"generating a {args.reward_rows}-row GSM8K table ...", file=sys.stderr)
+        table = out / "gsm8k" / "rollouts.parquet"
+        table_mb = generate_gsm8k(table, args.reward_rows, args.seed)
+        variants = (
+            ("table-plain", table.with_name("scored.parquet"), []),
+            ("table-gsm8k", table, ["--reward", "gsm8k"]),
+        )
+        for name, source, extra in variants:
+            reward_lake = out / f"lake_{name}"
+            shutil.rmtree(reward_lake, ignore_errors=True)
+            command = obs(reward_lake, warehouse, "ingest", "rollouts", str(source))
+            rewarded.append(
+                measure(
+                    name,
+                    [*command, "--run", "gsm8k", "--iteration", "0", "-q", *extra],
+                    args.reward_rows,
+                    table_mb,
+                )
+            )
+            shutil.rmtree(reward_lake, ignore_errors=True)
+
     obs_seconds = by_name["ingest"].seconds + by_name["build"].seconds
     obs_peak = max(by_name["ingest"].peak_rss_mb, by_name["build"].peak_rss_mb)
     ratios = {
@@ -168,7 +239,7 @@ def main() -> None:
     }
     print(f"\n{rollouts} rollouts, {megabytes:.0f} MB of JSONL, {os.cpu_count()} cores")
     print(f"{'stage':<12} {'seconds':>8} {'MB/s':>8} {'rows/s':>10} {'peak MB':>9}")
-    for stage in [*stages, *([large] if large else [])]:
+    for stage in [*stages, *([large] if large else []), *rewarded]:
         print(
             f"{stage.name:<12} {stage.seconds:>8.2f} {stage.mb_per_s:>8.1f} "
             f"{stage.rows_per_s:>10.0f} {stage.peak_rss_mb:>9.0f}"
@@ -183,12 +254,18 @@ def main() -> None:
     )
     if large:
         print(f"obs build on {large.rows} rollouts   {large.seconds:.1f} s  (goal < 30 s)")
+    if rewarded:
+        print(
+            f"gsm8k reward at ingest         {rewarded[1].rows_per_s:,.0f} rows/s "
+            f"(ingest without a reward: {rewarded[0].rows_per_s:,.0f} rows/s)"
+        )
     print(f"max |mean_score| obs vs pandas {max_diff:.2e}")
     results = {
         "rollouts": rollouts,
         "megabytes": megabytes,
         "stages": [asdict(s) | {"mb_per_s": s.mb_per_s} for s in stages],
         "build_large": asdict(large) if large else None,
+        "reward": [asdict(s) | {"rows_per_s": s.rows_per_s} for s in rewarded],
         "ratios": ratios,
         "max_mean_score_diff": max_diff,
     }
