@@ -36,6 +36,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 from obs.ingest._parquet import part_name, partition_dir, publish, temporary_path, write_table
 from obs.ingest.errors import IngestError
@@ -290,6 +291,36 @@ def _blank(chunk: bytes | mmap.mmap) -> bool:
     return not bytes(chunk).strip()
 
 
+def _top_level_keys(lines: list[bytes]) -> set[str] | None:
+    """The union of the lines' top-level keys; None when a line is not a JSON object.
+
+    pyarrow's C++ reader gets the keys of thousands of lines in milliseconds;
+    lines it cannot type consistently (a field that is a number here and an
+    object there) fall back to json.loads line by line.
+    """
+    if not lines:
+        return set()
+    block = b"\n".join(line.rstrip(b"\r\n") for line in lines) + b"\n"
+    try:
+        table = pa_json.read_json(
+            pa.BufferReader(block),
+            read_options=pa_json.ReadOptions(use_threads=False, block_size=len(block) + 1),
+        )
+        return set(table.column_names)
+    except pa.ArrowException:
+        pass
+    keys: set[str] = set()
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(row, dict):
+            return None
+        keys.update(row)
+    return keys
+
+
 def _sniff_unknown(path: Path) -> list[str] | None:
     """Top-level keys outside KNOWN_FIELDS in the file's first lines and its last MiB.
 
@@ -298,7 +329,6 @@ def _sniff_unknown(path: Path) -> list[str] | None:
     case this misses; such files are rare, and `obs ingest --careful` reads
     every line.
     """
-    keys: set[str] = set()
     size = path.stat().st_size
     with path.open("rb") as handle:
         head = [handle.readline() for _ in range(SNIFF_HEAD_LINES)]
@@ -306,16 +336,10 @@ def _sniff_unknown(path: Path) -> list[str] | None:
         if size > SNIFF_TAIL_BYTES:
             handle.seek(size - SNIFF_TAIL_BYTES)
             tail = handle.read().split(b"\n")[1:]
-    for line in head + tail:
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError:
-            return None
-        if not isinstance(row, dict):
-            return None
-        keys.update(row)
+    sampled = [line for line in head + tail if line.strip()]
+    keys = _top_level_keys(sampled)
+    if keys is None:
+        return None
     lowered = {k.lower() for k in KNOWN_FIELDS}
     return sorted(k for k in keys if k.lower() not in lowered)
 

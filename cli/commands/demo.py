@@ -9,7 +9,6 @@ from obs.cli.dbt import run_dbt
 from obs.cli.errors import friendly_errors
 from obs.cli.options import Settings, echo_err, pass_settings, quiet_option
 from obs.ingest.rollouts import ingest_rollouts
-from obs.reports.render import load_dashboard, render_dashboard
 from obs.reports.summary import format_summary, load_summary
 
 
@@ -57,6 +56,7 @@ def demo(
       obs --warehouse /tmp/demo.duckdb --lake /tmp/lake demo --prompts 200 --iterations 30
     """
     from obs.ingest.synthetic import DemoSpec, write_demo_run
+    from obs.reports.render import load_dashboard, render_dashboard  # pandas, plotly: slow
 
     spec = DemoSpec(prompts=prompts, iterations=iterations, samples_per_prompt=samples, seed=seed)
     with friendly_errors(settings.debug):
@@ -69,9 +69,16 @@ def demo(
                 f"run {run_id}: {landed.rows_landed} rows landed "
                 f"({landed.files_skipped} files already ingested)"
             )
-    result = run_dbt("build", settings.warehouse, settings.lake)
+    if not quiet:
+        echo_err("building every model and test (dbt build) ...")
+    # dbt's node-by-node log is noise here; errors still print (--debug shows all).
+    result = run_dbt(
+        "build", settings.warehouse, settings.lake, [] if settings.debug else ["--quiet"]
+    )
     if not result.success:
         raise click.ClickException("dbt build failed on the demo run; see the dbt log above")
+    if not quiet:
+        echo_err(f"dbt build: {result.passed} models and tests passed")
     with friendly_errors(settings.debug):
         runs = load_summary(settings.warehouse, run_id)
         for run in runs:

@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 from obs.cli.errors import friendly_errors
 from obs.cli.options import Settings, pass_settings
-from obs.reports.render import load_dashboard, render_chart_files, render_dashboard
 
 
 @click.command("render-dashboard")
@@ -76,6 +75,9 @@ def render_dashboard_command(
       obs render-dashboard --iterations 0 5 10 --out early.html
       obs render-dashboard --output-dir charts/ --format png --chart exploration
     """
+    # imported here: pandas and plotly are slow to import, and only this command needs them
+    from obs.reports.render import load_dashboard, render_chart_files, render_dashboard
+
     if extra_iterations and not iterations:
         raise click.UsageError(f"unexpected extra argument {extra_iterations[0]}")
     wanted = (*iterations, *extra_iterations) or None

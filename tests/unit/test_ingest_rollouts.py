@@ -287,3 +287,15 @@ def test_ingest_crash_leaves_no_parquet(
     monkeypatch.undo()
     # Nothing was recorded either, so the next ingest lands the file whole.
     assert ingest_rollouts(dumps, lake=lake, run_id="r").rows_landed == 2
+
+
+def test_top_level_keys_reads_every_sampled_line() -> None:
+    from obs.ingest.rollouts import _top_level_keys
+
+    lines = [b'{"input": "a", "x": 1}\n', b'{"input": "b", "y": {"z": [1]}}\n']
+    assert _top_level_keys(lines) == {"input", "x", "y"}
+    # a field typed differently across lines still yields its keys (Python fallback)
+    assert _top_level_keys([b'{"k": 1}', b'{"k": {"a": 2}, "m": true}']) == {"k", "m"}
+    # a line that is not an object sends the file to the careful path
+    assert _top_level_keys([b'{"k": 1}', b"[1, 2]"]) is None
+    assert _top_level_keys([]) == set()
