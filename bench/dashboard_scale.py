@@ -246,7 +246,7 @@ def main() -> None:
             .execute("select sum(n_rollouts) from fct_iteration_summary")
             .fetchone()[0]
         )
-        build_s = float("nan")
+        build_s = None  # not rebuilt: --reuse
     else:
         shutil.rmtree(args.out, ignore_errors=True)
         started = time.perf_counter()
@@ -264,7 +264,7 @@ def main() -> None:
         "prompts": args.prompts,
         "iterations": args.iterations,
         "rollouts": rollouts,
-        "build_s": round(build_s, 2),
+        "build_s": None if build_s is None else round(build_s, 2),
         "render_s": round(render_s, 2),
         "dashboard_mb": round(size_mb, 2),
         "size_budget_ratio": round(size_mb / SIZE_BUDGET_MB, 3),
