@@ -139,6 +139,20 @@ def _cap_note(shown: int, total: int | None, how: str) -> str:
     return f"{shown} of {total} prompts, {how}; the rest are one SQL query away"
 
 
+def _prompt_rows(
+    figure: go.Figure, name: str, labels: list[str], total: int | None, order: str
+) -> go.Figure:
+    """Axes, cap note and height shared by the heatmaps with one row per prompt."""
+    figure.update_xaxes(title_text="iteration")
+    figure.update_yaxes(
+        title_text=f"prompt ({order} on top)",
+        autorange="reversed",
+        showticklabels=len(labels) <= 40,
+    )
+    note = _cap_note(len(labels), total, "the most informative")
+    return _layout(figure, name, note, height=max(420, min(1400, 14 * len(labels) + 160)))
+
+
 def prompt_heatmap(
     frame: pd.DataFrame,
     name: str,
@@ -169,14 +183,7 @@ def prompt_heatmap(
             hovertemplate="%{y}<br>iteration %{x}<br>" + value + " %{z:.3f}<extra></extra>",
         )
     )
-    figure.update_xaxes(title_text="iteration")
-    figure.update_yaxes(
-        title_text="prompt (earliest first success on top)",
-        autorange="reversed",
-        showticklabels=len(labels) <= 40,
-    )
-    note = _cap_note(len(labels), total_prompts, "the most informative")
-    return _layout(figure, name, note, height=max(420, min(1400, 14 * len(labels) + 160)))
+    return _prompt_rows(figure, name, labels, total_prompts, "earliest first success")
 
 
 def forgetting_heatmap(frame: pd.DataFrame, total_prompts: int | None = None) -> go.Figure:
@@ -206,14 +213,7 @@ def forgetting_heatmap(frame: pd.DataFrame, total_prompts: int | None = None) ->
             hovertemplate="%{y}<br>iteration %{x}<br>strict acc change %{z:+.0f}<extra></extra>",
         )
     )
-    figure.update_xaxes(title_text="iteration")
-    figure.update_yaxes(
-        title_text="prompt (most forgetting on top)",
-        autorange="reversed",
-        showticklabels=len(labels) <= 40,
-    )
-    note = _cap_note(len(labels), total_prompts, "the most informative")
-    return _layout(figure, name, note, height=max(420, min(1400, 14 * len(labels) + 160)))
+    return _prompt_rows(figure, name, labels, total_prompts, "most forgetting")
 
 
 def instruction_types(frame: pd.DataFrame) -> go.Figure:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
@@ -27,7 +27,7 @@ from markupsafe import Markup
 from obs.reports import figures
 from obs.reports.errors import ReportError
 from obs.reports.warehouse import connect, require_tables
-from plotly.offline import get_plotlyjs
+from plotly.offline import get_plotlyjs, get_plotlyjs_version
 
 MARTS = (
     "fct_iteration_summary",
@@ -36,12 +36,32 @@ MARTS = (
     "rpt_prompt_heatmap_rank",
     "rpt_forgetting_changes",
     "fct_upsampling_candidates",
+    "fct_instruction_iteration",
+    "fct_reward_case_iteration",
+    "fct_score_distribution",
+    "fct_vi_si_points",
+    "fct_instruction_pairs",
+)
+# The queries of reports/queries/ read with the shared parameters (plateau has its own cap).
+QUERIES = (
+    "header",
+    "prompt_counts",
+    "prompt_heatmap",
+    "forgetting",
+    "sample_efficiency",
+    "upsampling_top",
+    "instruction_types",
+    "reward_cases",
+    "score_distribution",
+    "vi_si",
+    "interference",
 )
 HEATMAP_ROWS = 200  # prompts in each prompt heatmap: the most informative
-SCATTER_POINTS = 3000  # prompts in the sample-efficiency scatter
+SCATTER_POINTS = 3000  # points in each scatter (sample efficiency, V_i vs S_i)
 PLATEAU_BARS = 300  # prompts in the plateau chart: the lowest recent variance
 VARIANCE_FLOOR = 1e-6  # where the plateau chart's log axis draws a variance of 0
-PLOTLY_CDN = "https://cdn.plot.ly/plotly-3.0.1.min.js"
+# --plotlyjs cdn links the same plotly.js version the figures were built for.
+PLOTLY_CDN = f"https://cdn.plot.ly/plotly-{get_plotlyjs_version()}.min.js"
 
 
 @dataclass(frozen=True)
@@ -131,26 +151,7 @@ def load_dashboard(
             "cap": HEATMAP_ROWS,
             "scatter_cap": SCATTER_POINTS,
         }
-        optional = {
-            "instruction_types": "fct_instruction_iteration",
-            "reward_cases": "fct_reward_case_iteration",
-            "score_distribution": "fct_score_distribution",
-            "vi_si": "fct_vi_si_points",
-            "interference": "fct_instruction_pairs",
-        }
-        require_tables(con, warehouse, *optional.values())
-        frames = {
-            name: _frame(con, name, params)
-            for name in (
-                "header",
-                "prompt_counts",
-                "prompt_heatmap",
-                "forgetting",
-                "sample_efficiency",
-                "upsampling_top",
-                *optional,
-            )
-        }
+        frames = {name: _frame(con, name, params) for name in QUERIES}
         frames["plateau"] = _frame(
             con, "plateau", params | {"cap": PLATEAU_BARS, "variance_floor": VARIANCE_FLOOR}
         )
@@ -341,7 +342,3 @@ def _write_png(figure: go.Figure, path: Path) -> Path:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ReportError(f"{path}: PNG export failed ({message})") from exc
     return path
-
-
-def chart_names() -> Iterable[str]:
-    return figures.CHARTS.keys()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +14,17 @@ from click.testing import CliRunner, Result
 DATA = Path(__file__).parent / "data"
 
 Invoke = Callable[..., Result]
+
+# The three prompts of tests/data/ifeval_small (their values are worked out in
+# tests/integration/test_pipeline.py).
+SMALL_A = "Write a haiku about rain. Do not use any commas."
+SMALL_B = "Say hello in lowercase letters only."
+SMALL_C = "Write a JSON object with the key 'city'. End your response with 'Done.'"
+
+
+def prompt_hash(prompt: str) -> str:
+    """DESIGN.md's identity, computed independently of obs."""
+    return hashlib.sha256(prompt.encode()).hexdigest()[:16]
 
 
 @pytest.fixture

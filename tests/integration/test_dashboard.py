@@ -14,7 +14,6 @@ Prompts sorted by first success: B (0), A (1), C (2).
 
 from __future__ import annotations
 
-import hashlib
 import io
 import math
 import shutil
@@ -28,16 +27,12 @@ from obs.reports import TrainingDashboard
 from obs.reports.figures import CHARTS
 
 from tests.conftest import DATA, run_cli
+from tests.conftest import SMALL_A as A
+from tests.conftest import SMALL_B as B
+from tests.conftest import SMALL_C as C
+from tests.conftest import prompt_hash as _hash
 
 pytestmark = pytest.mark.integration
-
-A = "Write a haiku about rain. Do not use any commas."
-B = "Say hello in lowercase letters only."
-C = "Write a JSON object with the key 'city'. End your response with 'Done.'"
-
-
-def _hash(prompt: str) -> str:
-    return hashlib.sha256(prompt.encode()).hexdigest()[:16]
 
 
 @pytest.fixture(scope="module")

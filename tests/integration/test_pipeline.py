@@ -15,7 +15,6 @@ truncated last line that a live run is still writing.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import shutil
@@ -25,16 +24,12 @@ import duckdb
 import pytest
 
 from tests.conftest import DATA, run_cli
+from tests.conftest import SMALL_A as A
+from tests.conftest import SMALL_B as B
+from tests.conftest import SMALL_C as C
+from tests.conftest import prompt_hash as _hash
 
 pytestmark = pytest.mark.integration
-
-A = "Write a haiku about rain. Do not use any commas."
-B = "Say hello in lowercase letters only."
-C = "Write a JSON object with the key 'city'. End your response with 'Done.'"
-
-
-def _hash(prompt: str) -> str:
-    return hashlib.sha256(prompt.encode()).hexdigest()[:16]
 
 
 @pytest.fixture(scope="module")
