@@ -47,8 +47,8 @@ def format_option(*choices: str, default: str) -> Callable[[F], F]:
     return decorate
 
 
-def echo_err(message: str) -> None:
-    click.echo(message, err=True)
+def echo_err(message: str, nl: bool = True) -> None:
+    click.echo(message, err=True, nl=nl)
 
 
 @contextmanager

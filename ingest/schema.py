@@ -1,11 +1,17 @@
-"""The lake's tables: names, partitioning and column types.
+"""The lake's tables: one definition of every column, its type and its meaning.
 
-Every parquet file under ``<lake>/<table>/run_id=<run>/`` follows one of these
-schemas. ``run_id`` is not stored in the files: it is the Hive partition, so
-every engine that reads the lake with Hive partitioning gets it back.
+Every parquet part under ``<lake>/<table>/run_id=<run>/ingested_at=<t>/`` follows
+one of these schemas. ``run_id`` and ``ingested_at`` are not stored in the files:
+they are Hive partitions (the run, and the moment the part was published), so
+every engine that reads the lake with Hive partitioning gets them back.
+
+``stg_rollouts`` and its yml list the same rollout columns; a unit test checks
+that the three agree, so this module is the one place a column is added.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import pyarrow as pa
 
@@ -13,56 +19,95 @@ ROLLOUTS = "rollouts"
 REJECTS = "_rejects"
 MANIFEST = "_manifest"
 
-# Canonical rollout columns (DESIGN.md), in order, with their DuckDB types.
-# The ingester builds them in SQL; this mapping is the single list of names.
-ROLLOUT_COLUMNS: dict[str, str] = {
-    "iteration": "BIGINT",
-    "prompt_hash": "VARCHAR",
-    "sample_idx": "BIGINT",
-    "data_idx": "BIGINT",
-    "prompt": "VARCHAR",
-    "response": "VARCHAR",
-    "score": "DOUBLE",
-    "v_i": "DOUBLE",
-    "s_i": "DOUBLE",
-    "alpha_threshold": "DOUBLE",
-    "reward_case": "VARCHAR",
-    "prompt_strict_acc": "DOUBLE",
-    "inst_strict_acc": "DOUBLE",
-    "num_instructions": "BIGINT",
-    "num_followed": "BIGINT",
-    "format_score": "DOUBLE",
-    "instruction_ids": "VARCHAR[]",
-    "instruction_followed": "BOOLEAN[]",
-    "instruction_kwargs": "JSON",
-    "ground_truth": "JSON",
-    "extra": "JSON",
-    "source_file": "VARCHAR",
-    "source_line": "BIGINT",
-    "ingested_at": "TIMESTAMP",
-    "response_chars": "BIGINT",
-}
+# Hive partition names (directories, not columns in the files).
+RUN_PARTITION = "run_id"
+TIME_PARTITION = "ingested_at"
 
-REJECT_SCHEMA = pa.schema(
-    [
-        ("source_file", pa.string()),
-        ("source_line", pa.int64()),
-        ("reason", pa.string()),
-        ("raw", pa.string()),
-        ("ingested_at", pa.timestamp("us")),
-    ]
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: pa.DataType
+    description: str
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A lake table: its name and the columns every part of it carries."""
+
+    name: str
+    columns: tuple[Column, ...]
+
+    @property
+    def schema(self) -> pa.Schema:
+        return pa.schema([(c.name, c.type) for c in self.columns])
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+
+ROLLOUT_TABLE = TableSpec(
+    ROLLOUTS,
+    (
+        Column(
+            "iteration", pa.int64(), "training iteration (file name, step field or --iteration)"
+        ),
+        Column("prompt_hash", pa.string(), "first 16 hex chars of SHA-256 of the prompt"),
+        Column("sample_idx", pa.int64(), "order within the run's (iteration, prompt) group"),
+        Column("data_idx", pa.int64(), "a rollout table's problem index"),
+        Column("prompt", pa.string(), "prompt text (input / prompt)"),
+        Column("response", pa.string(), "response text (output / response / completion)"),
+        Column("score", pa.float64(), "scalar reward (score / reward)"),
+        Column("v_i", pa.float64(), "V_i reward component"),
+        Column("s_i", pa.float64(), "S_i reward component"),
+        Column("alpha_threshold", pa.float64(), "alpha threshold of the V_i/S_i reward"),
+        Column("reward_case", pa.string(), "the reward's label for the case"),
+        Column("prompt_strict_acc", pa.float64(), "1 when every instruction was followed"),
+        Column("inst_strict_acc", pa.float64(), "share of instructions followed"),
+        Column("num_instructions", pa.int64(), "instructions in the prompt"),
+        Column("num_followed", pa.int64(), "instructions followed"),
+        Column("format_score", pa.float64(), "format reward component"),
+        Column("instruction_ids", pa.list_(pa.string()), "IFEval instruction ids"),
+        Column("instruction_followed", pa.list_(pa.bool_()), "per-instruction flags"),
+        Column("instruction_kwargs", pa.string(), "instruction arguments (JSON)"),
+        Column("ground_truth", pa.string(), "ground truth (JSON)"),
+        Column("rewards", pa.map_(pa.string(), pa.float64()), "per-function rewards"),
+        Column("extra", pa.string(), "every other source field (JSON object)"),
+        Column("source_file", pa.string(), "absolute path of the source file"),
+        Column("source_line", pa.int64(), "1-based line or row in the source file"),
+        Column("response_chars", pa.int64(), "characters in the response"),
+    ),
 )
 
-MANIFEST_SCHEMA = pa.schema(
-    [
-        ("source_file", pa.string()),
-        ("table_name", pa.string()),
-        ("size_bytes", pa.int64()),
-        ("content_sha1", pa.string()),
-        ("bytes_consumed", pa.int64()),
-        ("lines_consumed", pa.int64()),
-        ("rows_landed", pa.int64()),
-        ("rows_rejected", pa.int64()),
-        ("ingested_at", pa.timestamp("us")),
-    ]
+REJECT_TABLE = TableSpec(
+    REJECTS,
+    (
+        Column("table_name", pa.string(), "the lake table the row was meant for"),
+        Column("source_file", pa.string(), "absolute path of the source file"),
+        Column("source_line", pa.int64(), "1-based line or row in the source file"),
+        Column("reason", pa.string(), "why the row was rejected"),
+        Column("raw", pa.string(), "the row as read (cut at 64 KiB)"),
+    ),
+)
+
+MANIFEST_TABLE = TableSpec(
+    MANIFEST,
+    (
+        Column("table_name", pa.string(), "lake table the file landed in"),
+        Column("source_file", pa.string(), "absolute path of the source file"),
+        Column("size_bytes", pa.int64(), "file size when read"),
+        Column("mtime_ns", pa.int64(), "file modification time when read"),
+        Column("content_hash", pa.string(), "SHA-1 of the content consumed so far"),
+        Column("bytes_consumed", pa.int64(), "content bytes (decompressed) consumed so far"),
+        Column("lines_consumed", pa.int64(), "lines (or rows) consumed so far"),
+        Column("rows_landed", pa.int64(), "rows this entry landed"),
+        Column("rows_rejected", pa.int64(), "rows this entry rejected"),
+        Column("claimed_iteration", pa.int64(), "iteration the file's name claims"),
+        Column("iteration_min", pa.int64(), "smallest iteration this entry landed"),
+        Column("iteration_max", pa.int64(), "largest iteration this entry landed"),
+        Column("parts", pa.list_(pa.string()), "parts this entry published (lake-relative)"),
+        Column("status", pa.string(), "landed, truncated or damaged"),
+        Column("recorded_at", pa.timestamp("us"), "when the entry was written (UTC)"),
+    ),
 )

@@ -5,17 +5,16 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
 from obs.cli.errors import friendly_errors
-from obs.cli.options import Settings, echo_err, pass_settings, progress, quiet_option
-from obs.ingest.rollouts import (
-    IngestResult,
-    RolloutIngester,
-    default_run_id,
-    plan_rollouts,
-)
+from obs.cli.options import Settings, echo_err, pass_settings, quiet_option
+from obs.ingest.errors import IngestError
+from obs.ingest.lake import check_run_id
+from obs.ingest.landing import FileResult, IngestResult
 
 
 @click.group()
@@ -45,22 +44,52 @@ def _path_and_iterations(
     return Path(paths[0]), (*iterations, *(int(n) for n in numbers))
 
 
+def _run_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        return check_run_id(value)
+    except IngestError as exc:
+        raise click.BadParameter(str(exc).removeprefix("--run "), ctx, param) from exc
+
+
+@contextmanager
+def _file_progress(label: str, quiet: bool) -> Iterator[object]:
+    """A spinner-free progress line per file on stderr (terminals only, not --quiet)."""
+    if quiet or not sys.stderr.isatty():
+        yield None
+        return
+    done = 0
+
+    def tick(result: FileResult) -> None:
+        nonlocal done
+        done += 1
+        echo_err(f"\r{label}: {done} files, last {result.source.name}   ", nl=False)
+
+    yield tick
+    echo_err("")
+
+
 @ingest.command()
 @click.argument("words", nargs=-1, required=True, metavar="PATH")
-@click.option("--run", "run_id", help="Run id (default: the folder's or file's name).")
+@click.option(
+    "--run",
+    "run_id",
+    callback=_run_option,
+    help="Run id: 1-128 letters, digits and . _ - + @ : (default: the folder's or file's name).",
+)
 @click.option(
     "--iterations",
     type=int,
     multiple=True,
-    help="Only these iterations (repeat the option, or list them: --iterations 0 1 2).",
+    help="Only these dump files of a folder (repeat the option, or list them: --iterations 0 1 2).",
 )
 @click.option("--iteration", type=int, help="Iteration of a rollout table that carries none.")
-@click.option("--strict", is_flag=True, help="Exit 1 when any row is rejected.")
 @click.option(
-    "--careful",
+    "--strict",
     is_flag=True,
-    help="Read every line in Python (slower): also finds unknown fields that first "
-    "appear mid-file in very large dumps.",
+    help="All or nothing: land nothing and exit 1 when any row is rejected or any file "
+    "is damaged, rewritten or refused.",
 )
 @click.option(
     "--reward",
@@ -70,7 +99,7 @@ def _path_and_iterations(
 @click.option(
     "--tokenizer",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="A local tokenizer.json: adds response_tokens (in extra) when scoring with --reward.",
+    help="A local tokenizer.json: adds response_tokens (in extra).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 @quiet_option
@@ -82,55 +111,67 @@ def rollouts(
     iterations: tuple[int, ...],
     iteration: int | None,
     strict: bool,
-    careful: bool,
     reward: str | None,
     tokenizer: Path | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
-    """Land rollouts: a folder of {iteration}.jsonl dumps, or one rollout table.
+    """Land rollouts: dump folders (verl, IFEval+GRPO, NeMo-RL, TRL completions) or a table.
 
-    Unknown fields land in `extra`; bad lines go to the lake's `_rejects` table
+    Unknown fields land in `extra`; bad rows go to the lake's `_rejects` table
     with file, line and reason while the good ones land. Ingesting the same file
-    twice adds nothing; a dump that grew lands only its new complete lines.
+    twice adds nothing; a dump that grew lands only its new complete lines;
+    validation files (val_N.jsonl, val_data_stepN.jsonl) land in the run RUN:val.
 
     \b
     Example:
       obs ingest rollouts outputs/rollout_data --run grpo-ifeval
       obs ingest rollouts outputs/rollout_data --iterations 0 1 2
+      obs ingest rollouts trainer_output/completions --run trl-gsm8k
       obs ingest rollouts rollouts.parquet --run gsm8k-base --iteration 0
       obs ingest rollouts unscored.parquet --iteration 0 --reward gsm8k
     """
+    from obs.ingest.rollouts import default_run_id, ingest_rollouts
+
     path, iterations = _path_and_iterations(words, iterations)
-    with friendly_errors(settings.debug):
-        plan = plan_rollouts(path, iterations=iterations or None, iteration=iteration)
-        run = run_id or default_run_id(path)
-        files = []
-        with (
-            RolloutIngester(
-                settings.lake,
-                run,
-                iterations=iterations or None,
-                careful=careful,
-                reward=reward,
-                tokenizer=tokenizer,
-            ) as ingester,
-            progress(plan, f"ingesting {run}", quiet) as bar,
-        ):
-            for source in bar:
-                files.append(ingester.ingest(source))
-        result = IngestResult(run, files)
+    if run_id is None:
+        try:
+            run_id = default_run_id(path)
+        except IngestError as exc:
+            raise click.UsageError(str(exc)) from exc
+    with friendly_errors(settings.debug), _file_progress(f"ingesting {run_id}", quiet) as tick:
+        result = ingest_rollouts(
+            path,
+            lake=settings.lake,
+            run_id=run_id,
+            iterations=iterations or None,
+            iteration=iteration,
+            reward=reward,
+            tokenizer=tokenizer,
+            strict=strict,
+            on_file=tick,  # type: ignore[arg-type]
+        )
     _report(result, settings, as_json, quiet)
+    rejects = settings.lake / "_rejects"
+    if result.strict_failed:
+        problems = sum(1 for f in result.files if f.is_problem)
+        raise click.ClickException(
+            f"{path}: {_plural(result.rows_rejected, 'row')} rejected and "
+            f"{_plural(problems, 'file')} with problems (--strict): nothing landed; "
+            f"fix them (rejects are listed above) or ingest without --strict"
+        )
+    retry = next((f for f in result.files if f.status == "retry"), None)
+    if result.rows_landed == 0 and retry is not None:
+        raise click.ClickException(f"{retry.source}: {retry.note}")
     if result.rows_landed == 0 and result.rows_rejected > 0:
         raise click.ClickException(
-            f"{path}: no row could be read ({result.rows_rejected} rejected); "
-            f"see {settings.lake / '_rejects'}"
+            f"{path}: no row could be read ({_plural(result.rows_rejected, 'row')} rejected); "
+            f"see {rejects}"
         )
-    if strict and result.rows_rejected:
-        raise click.ClickException(
-            f"{path}: {result.rows_rejected} rows rejected (--strict); "
-            f"see {settings.lake / '_rejects'}"
-        )
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
 
 
 def _report(result: IngestResult, settings: Settings, as_json: bool, quiet: bool) -> None:
@@ -140,24 +181,42 @@ def _report(result: IngestResult, settings: Settings, as_json: bool, quiet: bool
     if as_json:
         payload = {
             "run_id": result.run_id,
+            "run_ids": result.run_ids,
             "lake": str(settings.lake),
             "files": len(result.files),
             "files_skipped": result.files_skipped,
             "rows_landed": result.rows_landed,
             "rows_rejected": result.rows_rejected,
+            "strict_failed": result.strict_failed,
             "reject_reasons": dict(reasons),
+            "file_results": [
+                {
+                    "path": str(f.source),
+                    "run_id": f.run_id,
+                    "status": f.status,
+                    "rows_landed": f.rows_landed,
+                    "rows_rejected": f.rows_rejected,
+                    "note": f.note,
+                }
+                for f in result.files
+            ],
         }
         click.echo(json.dumps(payload))
         return
-    for file in result.files:
-        if file.note and file.note != "already ingested" and not quiet:
-            echo_err(f"warning: {file.source}: {file.note}")
+    if not quiet:
+        for file in result.files:
+            if file.note and file.status != "unchanged":
+                echo_err(f"warning: {file.source}: {file.note}")
+    unchanged = sum(1 for f in result.files if f.status == "unchanged")
+    others = result.files_skipped - unchanged
+    skipped = f"{unchanged} already ingested" + (f", {others} skipped" if others else "")
     click.echo(
-        f"run {result.run_id}: {result.rows_landed} rows landed, "
-        f"{result.rows_rejected} rejected, from {len(result.files)} files "
-        f"({result.files_skipped} already ingested) -> {settings.lake}"
+        f"run {result.run_id}: {_plural(result.rows_landed, 'row')} landed, "
+        f"{result.rows_rejected:,} rejected, from {_plural(len(result.files), 'file')} "
+        f"({skipped}) -> {settings.lake}"
     )
     if reasons and not quiet:
         for reason, count in reasons.most_common(5):
             echo_err(f"  rejected {count}: {reason}")
+        echo_err(f"  every rejected row, with its file and line: {settings.lake / '_rejects'}")
     sys.stdout.flush()

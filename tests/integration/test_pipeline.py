@@ -214,8 +214,11 @@ def test_incremental_build_touches_only_new_iterations(tmp_path: Path) -> None:
     (dumps / "1.jsonl").rename(tmp_path / "held_back.jsonl")
     lake, warehouse = tmp_path / "lake", tmp_path / "obs.duckdb"
     base = ["--lake", lake, "--warehouse", warehouse]
+    # Everything here lands within seconds, inside the default look-back
+    # window (which re-reads recent parts on purpose); 0 shows the pure rule.
+    no_lookback = ["--vars", "{incremental_lookback_seconds: 0}"]
     run_cli([*base, "ingest", "rollouts", dumps, "--run", "inc", "-q"])
-    run_cli([*base, "build", "--select", "+fct_prompt_iteration"])
+    run_cli([*base, "build", "--select", "+fct_prompt_iteration", *no_lookback])
     before = _query(
         warehouse,
         "select iteration, prompt_hash, rowid as row_position, mean_score "
@@ -223,7 +226,7 @@ def test_incremental_build_touches_only_new_iterations(tmp_path: Path) -> None:
     )
     (tmp_path / "held_back.jsonl").rename(dumps / "1.jsonl")
     run_cli([*base, "ingest", "rollouts", dumps, "--run", "inc", "-q"])
-    run_cli([*base, "build", "--select", "+fct_prompt_iteration"])
+    run_cli([*base, "build", "--select", "+fct_prompt_iteration", *no_lookback])
     after = _query(
         warehouse,
         "select iteration, prompt_hash, rowid as row_position, mean_score "

@@ -48,15 +48,19 @@ def test_cli_ingest_reports_reject_reasons_on_stderr(invoke: Invoke, data_dir: P
     assert "rejected 1: missing required field 'score' (or 'reward')" in result.stderr
 
 
-def test_cli_ingest_strict_fails_but_keeps_good_rows(
+def test_cli_ingest_strict_lands_nothing_when_a_row_is_bad(
     invoke: Invoke, data_dir: Path, lake: Path
 ) -> None:
     path = data_dir / "ifeval_small"
     result = invoke(["ingest", "rollouts", path, "--run", "s", "--strict", "-q"], exit_code=1)
     assert result.stderr == (
-        f"Error: {path}: 2 rows rejected (--strict); see {lake / '_rejects'}\n"
+        f"Error: {path}: 2 rows rejected and 1 file with problems (--strict): nothing "
+        "landed; fix them (rejects are listed above) or ingest without --strict\n"
     )
-    assert len(lake_rows(lake)) == 16
+    assert not list((lake / "rollouts").rglob("*.parquet"))
+    # Without --strict the same files land: nothing was recorded as done.
+    landed = invoke(["ingest", "rollouts", path, "--run", "s", "-q"])
+    assert "16 rows landed, 2 rejected" in landed.stdout
 
 
 def test_cli_ingest_nothing_readable_fails(invoke: Invoke, tmp_path: Path) -> None:
@@ -64,14 +68,15 @@ def test_cli_ingest_nothing_readable_fails(invoke: Invoke, tmp_path: Path) -> No
     dumps.mkdir()
     (dumps / "0.jsonl").write_text("not json\n{also not\n")
     result = invoke(["ingest", "rollouts", dumps, "-q"], exit_code=1)
-    assert result.stderr.startswith(f"Error: {dumps}: no row could be read (2 rejected)")
+    assert result.stderr.startswith(f"Error: {dumps}: no row could be read (2 rows rejected)")
 
 
 def test_cli_ingest_empty_folder_is_one_line(invoke: Invoke, tmp_path: Path) -> None:
     result = invoke(["ingest", "rollouts", tmp_path], exit_code=1)
     assert result.stderr == (
-        f"Error: {tmp_path}: no {{iteration}}.jsonl or .jsonl.gz dumps in this folder; "
-        "point at verl's rollout_data_dir or pass one rollout table file\n"
+        f"Error: {tmp_path}: no rollout files here ({{N}}.jsonl dumps, val_{{N}}.jsonl, "
+        "train_data_step{N}.jsonl, completions_{N}.parquet); point at a dump folder "
+        "or pass one rollout table file\n"
     )
 
 

@@ -10,7 +10,6 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from obs.ingest import rollouts as rollouts_module
 from obs.ingest.errors import IngestError
 from obs.ingest.rollouts import ingest_rollouts
 
@@ -85,21 +84,24 @@ def test_ingest_rejects_record_file_line_reason_and_raw(data_dir: Path, lake: Pa
     [
         ('{"input": "x", "output": "y", "score": ', "malformed JSON"),
         ('["a", "list"]', "not a JSON object (list)"),
-        ('{"output": "y", "score": 1}', "missing required field 'input' (or 'prompt')"),
-        ('{"input": "x", "score": 1}', "missing required field 'output' (or 'response')"),
-        ('{"input": "x", "output": "y", "score": "high"}', "field 'score' has the wrong type"),
-        ('{"input": 7, "output": "y", "score": 1}', "field 'input' must be text, got int"),
+        ('{"output": "y", "score": 1}', "missing required field 'input' (the prompt)"),
+        ('{"input": "x", "score": 1}', "missing required field 'output' (the response)"),
+        (
+            '{"input": "x", "output": "y", "score": "high"}',
+            "field 'score' must be a number, got text 'high'",
+        ),
+        ('{"input": 7, "output": "y", "score": 1}', "field 'input' must be text, got number"),
         (
             '{"input": "x", "output": "y", "score": 1, "num_followed": "two"}',
-            "field 'num_followed' has the wrong type",
+            "field 'num_followed' must be a whole number, got text 'two'",
         ),
         (
             '{"input": "x", "output": "y", "score": 1, "follow_instruction_list": ["maybe"]}',
-            "field 'follow_instruction_list' has the wrong type",
+            "field 'follow_instruction_list' must be a list of true/false (or 0/1)",
         ),
         (
             '{"input": "x", "output": "y", "score": 1, "num_instructions": 1.5}',
-            "field 'num_instructions' has the wrong type",
+            "field 'num_instructions' must be a whole number, got 1.5",
         ),
     ],
 )
@@ -226,7 +228,8 @@ def test_ingest_rollout_table_parquet(tmp_path: Path, lake: Path) -> None:
         (10, 1, 0.0, 5),
         (11, 0, 1.0, 5),
     ]
-    assert json.loads(rows[0]["extra"]) == {"original_answer": "#### 4"}
+    # obs numbers samples itself; the table's own sample_idx is kept in extra.
+    assert json.loads(rows[1]["extra"]) == {"sample_idx": 1, "original_answer": "#### 4"}
     assert [r["source_line"] for r in rows] == [1, 2, 3]
     again = ingest_rollouts(path, lake=lake, iteration=5)
     assert again.rows_landed == 0 and again.files_skipped == 1
@@ -248,7 +251,7 @@ def test_ingest_rollout_table_jsonl_uses_step_for_iteration(tmp_path: Path, lake
     ("make", "message"),
     [
         (lambda d: d / "missing", "no such file or folder"),
-        (lambda d: (d / "empty").mkdir() or d / "empty", "no {iteration}.jsonl or .jsonl.gz dumps"),
+        (lambda d: (d / "empty").mkdir() or d / "empty", "no rollout files here"),
         (
             lambda d: (d / "notes.txt").write_text("hi") and d / "notes.txt",
             "unknown format",
@@ -264,38 +267,38 @@ def test_ingest_unusable_path_raises_one_line(tmp_path: Path, lake: Path, make, 
     assert "\n" not in str(raised.value)
 
 
-def test_ingest_table_without_iteration_asks_for_one(tmp_path: Path, lake: Path) -> None:
+def test_ingest_table_without_iteration_asks_for_one_and_is_not_remembered(
+    tmp_path: Path, lake: Path
+) -> None:
     path = tmp_path / "t.parquet"
     pq.write_table(pa.table({"prompt": ["q"], "response": ["r"], "reward": [1.0]}), path)
-    with pytest.raises(IngestError, match="pass --iteration N"):
-        ingest_rollouts(path, lake=lake)
+    first = ingest_rollouts(path, lake=lake)
+    assert first.files[0].status == "retry"
+    assert "pass --iteration N" in first.files[0].note
+    assert first.rows_landed == 0 and first.rows_rejected == 1
+    # Nothing was recorded, so the corrected retry lands the row.
+    again = ingest_rollouts(path, lake=lake, iteration=3)
+    assert again.rows_landed == 1
+    assert [(r["iteration"], r["prompt"]) for r in lake_rows(lake)] == [(3, "q")]
+    assert not (lake / "_rejects").exists()
 
 
 def test_ingest_crash_leaves_no_parquet(
     tmp_path: Path, lake: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from obs.ingest import lake as lake_module
+
     dumps = tmp_path / "dumps"
     _write(dumps / "0.jsonl", [_line("a"), _line("b")])
 
-    def crash(temporary: Path, final: Path) -> None:
+    def crash(*args: object) -> str:
         raise KeyboardInterrupt("killed mid-ingest")
 
-    monkeypatch.setattr(rollouts_module, "publish", crash)
+    monkeypatch.setattr(lake_module, "publish", crash)
     with pytest.raises(KeyboardInterrupt):
         ingest_rollouts(dumps, lake=lake, run_id="r")
-    assert list(lake.rglob("*.parquet")) == []
+    assert list((lake / "rollouts").rglob("*.parquet")) == []
     monkeypatch.undo()
     # Nothing was recorded either, so the next ingest lands the file whole.
     assert ingest_rollouts(dumps, lake=lake, run_id="r").rows_landed == 2
-
-
-def test_top_level_keys_reads_every_sampled_line() -> None:
-    from obs.ingest.rollouts import _top_level_keys
-
-    lines = [b'{"input": "a", "x": 1}\n', b'{"input": "b", "y": {"z": [1]}}\n']
-    assert _top_level_keys(lines) == {"input", "x", "y"}
-    # a field typed differently across lines still yields its keys (Python fallback)
-    assert _top_level_keys([b'{"k": 1}', b'{"k": {"a": 2}, "m": true}']) == {"k", "m"}
-    # a line that is not an object sends the file to the careful path
-    assert _top_level_keys([b'{"k": 1}', b"[1, 2]"]) is None
-    assert _top_level_keys([]) == set()
+    assert [p.name for p in lake.rglob("*") if ".tmp" in p.name or "_staging/" in str(p)] == []

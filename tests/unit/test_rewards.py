@@ -135,8 +135,9 @@ def test_ingest_custom_reward_that_raises_rejects_only_that_row(tmp_path: Path, 
 
 def test_ingest_table_without_reward_names_the_fix(tmp_path: Path, lake: Path) -> None:
     path = _gsm8k_table(tmp_path / "unscored.parquet")
-    with pytest.raises(IngestError, match="score it at ingest with --reward gsm8k"):
-        ingest_rollouts(path, lake=lake, iteration=0)
+    result = ingest_rollouts(path, lake=lake, iteration=0)
+    assert result.rows_landed == 0 and result.files[0].status == "retry"
+    assert "pass --reward gsm8k (or package.module:function)" in result.files[0].note
 
 
 def test_ingest_tokenizer_counts_response_tokens(tmp_path: Path, lake: Path) -> None:

@@ -5,7 +5,8 @@
     )
 }}
 {# A prompt's text and instructions never change, so new builds only add the
-   hashes not seen before, reading just the rows landed since the last build. #}
+   hashes not seen before, reading just the rows published since the last new
+   prompt (less the look-back window: see fct_prompt_iteration). #}
 with
 
 stg_rollouts as (
@@ -20,7 +21,10 @@ stg_rollouts as (
         ingested_at
     from {{ ref('stg_rollouts') }}
     {% if is_incremental() %}
-        where ingested_at > (select max(first_ingested_at) from {{ this }})
+        where
+            ingested_at
+            > (select max(first_ingested_at) from {{ this }})
+            - to_seconds({{ var('incremental_lookback_seconds') }})
     {% endif %}
 ),
 

@@ -13,7 +13,12 @@ int_rollouts_scored as (
 
 {% if is_incremental() %}
 {# Recompute only the (run, iteration) groups that received rows since the
-   last build: landing iteration 101 leaves iterations 0..100 untouched. #}
+   last build: landing iteration 101 leaves iterations 0..100 untouched.
+   Parts become visible in the order of their ingested_at (their publish
+   time), so every part a build did not see is newer than what it saw; the
+   look-back window re-reads the last seconds before the watermark as well,
+   which covers a folder listing racing a publish. Recomputing a group is
+   idempotent (delete+insert of its full aggregate). #}
 landed as (
     select
         run_id,
@@ -31,7 +36,9 @@ changed_iterations as (
         on int_rollouts_scored.run_id = landed.run_id
     where
         landed.ingested_through is null
-        or int_rollouts_scored.ingested_at > landed.ingested_through
+        or int_rollouts_scored.ingested_at
+        > landed.ingested_through
+        - to_seconds({{ var('incremental_lookback_seconds') }})
 ),
 
 rollouts as (

@@ -20,9 +20,9 @@ renamed as (
         response,
         reward_case,
         instruction_ids,
-        instruction_kwargs,
-        ground_truth,
-        extra,
+        cast(instruction_kwargs as json) as instruction_kwargs,
+        cast(ground_truth as json) as ground_truth,
+        cast(extra as json) as extra,
         source_file,
 
         ---------- numerics
@@ -37,12 +37,15 @@ renamed as (
         cast(format_score as double) as format_score,
         cast(response_chars as bigint) as response_chars,
         cast(source_line as bigint) as source_line,
+        rewards,
 
         ---------- booleans
         instruction_followed,
 
         ---------- timestamps
-        ingested_at
+        {# The part's publish time, from its Hive folder: parts become visible
+           in this order, which incremental models rely on. #}
+        strptime(ingested_at, '%Y%m%dT%H%M%S%fZ') as ingested_at
 
     from source
 )

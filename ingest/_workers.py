@@ -1,0 +1,122 @@
+"""Worker processes that read files while the main process decides and publishes.
+
+Each worker is ``python -m obs.ingest._workers``: it reads pickled
+``(function, argument)`` frames on stdin and writes pickled results on stdout.
+Plain subprocesses, not ``multiprocessing``: a worker never imports the
+caller's ``__main__`` (so a script without an ``if __name__ == "__main__"``
+guard cannot start a second ingest), and a worker whose parent dies reads EOF
+and exits.
+"""
+
+from __future__ import annotations
+
+import pickle
+import queue
+import struct
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import IO, Any
+
+_HEADER = struct.Struct("<Q")
+
+
+def _send(stream: IO[bytes], value: object) -> None:
+    payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_HEADER.pack(len(payload)))
+    stream.write(payload)
+    stream.flush()
+
+
+def _receive(stream: IO[bytes]) -> Any:
+    header = stream.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+        raise EOFError
+    (size,) = _HEADER.unpack(header)
+    payload = stream.read(size)
+    if len(payload) < size:
+        raise EOFError
+    return pickle.loads(payload)
+
+
+class WorkerPool:
+    """``submit(function, argument) -> Future`` over a few worker processes."""
+
+    def __init__(self, count: int) -> None:
+        self._jobs: queue.Queue[tuple[Callable[[Any], Any], Any, Future[Any]] | None] = (
+            queue.Queue()
+        )
+        self._processes: list[subprocess.Popen[bytes]] = []
+        self._threads: list[threading.Thread] = []
+        for _ in range(count):
+            process = subprocess.Popen(
+                [sys.executable, "-m", "obs.ingest._workers"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
+            self._processes.append(process)
+            thread = threading.Thread(target=self._serve, args=(process,), daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def _serve(self, process: subprocess.Popen[bytes]) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        while True:
+            item = self._jobs.get()
+            if item is None:
+                return
+            function, argument, future = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                _send(process.stdin, (function, argument))
+                ok, value = _receive(process.stdout)
+            except (EOFError, OSError, BrokenPipeError) as exc:
+                future.set_exception(RuntimeError(f"an ingest worker process died ({exc!r})"))
+                continue
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
+
+    def submit(self, function: Callable[[Any], Any], argument: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        self._jobs.put((function, argument, future))
+        return future
+
+    def shutdown(self) -> None:
+        for _ in self._threads:
+            self._jobs.put(None)
+        for thread in self._threads:
+            thread.join()
+        for process in self._processes:
+            if process.stdin is not None:
+                process.stdin.close()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+            if process.stdout is not None:
+                process.stdout.close()
+
+
+def main() -> None:
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    # Nothing else may write to the result stream.
+    sys.stdout = sys.stderr
+    while True:
+        try:
+            function, argument = _receive(stdin)
+        except EOFError:
+            return
+        try:
+            result: tuple[bool, Any] = (True, function(argument))
+        except BaseException as exc:  # sent back and raised by the caller
+            result = (False, exc)
+        _send(stdout, result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,245 @@
+"""The lake on disk: run ids, locks, crash-safe publishing, the manifest and debris.
+
+Layout: ``<lake>/<table>/run_id=<run>/ingested_at=<t>/part.parquet``. A part is
+written under ``<lake>/_staging/`` and published by renaming its folder into
+place, so a reader sees all of a part or nothing. ``t`` is the moment of that
+rename (UTC, microseconds, strictly increasing within a run): parts become
+visible in the order of their ``ingested_at``, which is what lets incremental
+models pick up every part published after a build read the lake.
+
+One ingest at a time writes a run (an exclusive lock per run); the manifest
+lists every part it published, so the next ingest removes any part, staging
+folder or manifest file that a killed ingest left behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+import shutil
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, fields
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from obs.ingest.errors import IngestError
+from obs.ingest.schema import (
+    MANIFEST,
+    MANIFEST_TABLE,
+    RUN_PARTITION,
+    TIME_PARTITION,
+)
+
+RUN_ID = re.compile(r"^[A-Za-z0-9._+@:-]{1,128}$")
+STAGING = "_staging"
+LOCKS = "_locks"
+TIME_FORMAT = "%Y%m%dT%H%M%S%fZ"
+
+
+def check_run_id(run_id: str, *, origin: str = "--run") -> str:
+    """``run_id`` when it is a valid run id, else an IngestError saying how to fix it."""
+    if run_id in {".", ".."} or not RUN_ID.match(run_id):
+        shown = run_id if len(run_id) <= 40 else run_id[:40] + "..."
+        raise IngestError(
+            f"{origin} {shown!r} is not a valid run id: use 1 to 128 letters, digits "
+            "and . _ - + @ : (not '.' or '..')"
+        )
+    return run_id
+
+
+def partition_dir(lake: Path, table: str, run_id: str) -> Path:
+    """The Hive partition folder of one run in one lake table."""
+    folder = lake / table / f"{RUN_PARTITION}={check_run_id(run_id)}"
+    # Run ids cannot hold a separator, so this only guards against a lake
+    # path that itself misleads (a symlinked table folder, say).
+    if os.path.commonpath([lake.resolve(), folder.resolve()]) != str(lake.resolve()):
+        raise IngestError(f"{folder}: outside the lake {lake}; refusing to write there")
+    return folder
+
+
+def format_time(moment: datetime) -> str:
+    return moment.strftime(TIME_FORMAT)
+
+
+def parse_time(text: str) -> datetime:
+    return datetime.strptime(text, TIME_FORMAT)
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+# --------------------------------------------------------------------------- locks
+
+
+@contextlib.contextmanager
+def run_lock(lake: Path, run_id: str) -> Iterator[None]:
+    """Hold the run's ingest lock (other ingests of the run wait; builds never do)."""
+    folder = lake / LOCKS
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{check_run_id(run_id)}.lock"
+    with path.open("a+") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+# --------------------------------------------------------------------------- staging
+
+
+class Staging:
+    """Parts written for one run and not yet published (a folder under _staging)."""
+
+    def __init__(self, lake: Path, run_id: str) -> None:
+        self.lake = lake
+        self.run_id = run_id
+        self.root = lake / STAGING / f"{run_id}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    def new_part(self, table: str) -> Path:
+        """A fresh staging folder for one part; write ``part.parquet`` inside it."""
+        folder = self.root / f"{table}.{uuid.uuid4().hex[:12]}"
+        folder.mkdir()
+        return folder / "part.parquet"
+
+    def discard(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+class Clock:
+    """Publish times of one run: wall-clock UTC, strictly increasing."""
+
+    def __init__(self, last: datetime | None) -> None:
+        self.last = last
+
+    def next(self) -> datetime:
+        now = utc_now()
+        if self.last is not None and now <= self.last:
+            now = self.last + timedelta(microseconds=1)
+        self.last = now
+        return now
+
+
+def publish(lake: Path, table: str, run_id: str, staged: Path, clock: Clock) -> str:
+    """Move a staged part into ``<table>/run_id=<run>/ingested_at=<t>/``; its lake path."""
+    target_root = partition_dir(lake, table, run_id)
+    target_root.mkdir(parents=True, exist_ok=True)
+    while True:
+        moment = clock.next()
+        target = target_root / f"{TIME_PARTITION}={format_time(moment)}"
+        try:
+            # rename() of a folder onto a missing name is atomic; it fails
+            # (rather than merging) when the name exists.
+            os.rename(staged.parent, target)
+        except OSError:
+            if target.exists():
+                continue
+            raise
+        return str((target / staged.name).relative_to(lake))
+
+
+# --------------------------------------------------------------------------- manifest
+
+
+@dataclass
+class ManifestEntry:
+    table_name: str
+    source_file: str
+    size_bytes: int
+    mtime_ns: int
+    content_hash: str
+    bytes_consumed: int
+    lines_consumed: int
+    rows_landed: int
+    rows_rejected: int
+    claimed_iteration: int | None
+    iteration_min: int | None
+    iteration_max: int | None
+    parts: list[str]
+    status: str
+    recorded_at: datetime
+
+
+def read_manifest(lake: Path, run_id: str) -> list[ManifestEntry]:
+    """Every manifest entry of the run, oldest first."""
+    folder = partition_dir(lake, MANIFEST, run_id)
+    if not folder.is_dir():
+        return []
+    entries: list[ManifestEntry] = []
+    for file in sorted(folder.glob("*.parquet")):
+        table = pq.read_table(file, schema=MANIFEST_TABLE.schema)
+        entries.extend(ManifestEntry(**row) for row in table.to_pylist())
+    entries.sort(key=lambda e: e.recorded_at)
+    return entries
+
+
+def write_manifest(lake: Path, run_id: str, entries: list[ManifestEntry]) -> None:
+    """Record ``entries`` as one new manifest file (atomic rename)."""
+    if not entries:
+        return
+    names = [f.name for f in fields(ManifestEntry)]
+    columns = {name: [getattr(e, name) for e in entries] for name in names}
+    table = pa.Table.from_pydict(columns, schema=MANIFEST_TABLE.schema)
+    folder = partition_dir(lake, MANIFEST, run_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = format_time(entries[-1].recorded_at)
+    final = folder / f"{stamp}-{uuid.uuid4().hex[:8]}.parquet"
+    temporary = folder / f".{final.name}.tmp"
+    pq.write_table(table, temporary)
+    os.replace(temporary, final)
+
+
+def remove_debris(lake: Path, run_id: str, tables: list[str], known: set[str]) -> int:
+    """Delete what a killed ingest of the run left: parts no manifest lists, staging.
+
+    Call with the run lock held. Returns how many parts were removed.
+    """
+    removed = 0
+    staging = lake / STAGING
+    if staging.is_dir():
+        for folder in staging.iterdir():
+            # The run lock is ours, so no live ingest of this run owns these.
+            if folder.name.rsplit(".", 2)[0] == run_id:
+                shutil.rmtree(folder, ignore_errors=True)
+    for table in tables:
+        root = partition_dir(lake, table, run_id)
+        if not root.is_dir():
+            continue
+        for folder in root.iterdir():
+            if folder.name.startswith("."):
+                shutil.rmtree(folder, ignore_errors=True) if folder.is_dir() else folder.unlink()
+                continue
+            for part in folder.glob("*.parquet"):
+                if str(part.relative_to(lake)) not in known:
+                    part.unlink()
+                    removed += 1
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only when empty
+    manifest = partition_dir(lake, MANIFEST, run_id)
+    if manifest.is_dir():
+        for leftover in manifest.glob(".*.tmp"):
+            leftover.unlink(missing_ok=True)
+    return removed
+
+
+def last_publish_time(lake: Path, run_id: str, tables: list[str]) -> datetime | None:
+    """The newest ``ingested_at`` of the run's parts (so the clock never goes back)."""
+    latest: datetime | None = None
+    for table in tables:
+        root = partition_dir(lake, table, run_id)
+        if not root.is_dir():
+            continue
+        for folder in root.iterdir():
+            prefix = f"{TIME_PARTITION}="
+            if folder.name.startswith(prefix):
+                with contextlib.suppress(ValueError):
+                    moment = parse_time(folder.name[len(prefix) :])
+                    latest = moment if latest is None else max(latest, moment)
+    return latest

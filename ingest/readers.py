@@ -1,0 +1,253 @@
+"""Reading source files: a snapshot of the bytes, then records with line numbers.
+
+A snapshot is the content of a file up to the size it had when it was opened,
+decompressed when it is gzip, cut after its last complete line. Everything an
+ingest lands or records comes from that one snapshot: a file that grows while
+it is read lands its new lines on the next ingest, never twice.
+
+JSON lines are parsed by the standard library, one line at a time, with one set
+of rules (see ``parse_json_line``); there is no second parser that could
+disagree with it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import re
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from obs.ingest.errors import IngestError
+
+RAW_LIMIT = 65_536
+GZIP_CHUNK = 1 << 16
+# A lone UTF-16 surrogate written as a JSON escape (\ud800 .. \udfff); pairs are fine.
+SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+BOM = "\ufeff"
+
+
+@dataclass
+class Snapshot:
+    """The bytes of a file as one ingest sees them."""
+
+    path: Path
+    size: int  # on-disk size when opened
+    mtime_ns: int
+    content: bytes  # decompressed content up to ``size``
+    complete_end: int  # end of the last complete line (== len(content) for tables)
+    status: str = "complete"  # complete, truncated (gzip still being written), damaged
+    note: str = ""
+
+
+def snapshot(path: Path, *, line_based: bool) -> Snapshot:
+    """Read ``path`` once: its size and time, and its content up to that size."""
+    try:
+        with path.open("rb") as handle:
+            stat = os.fstat(handle.fileno())
+            raw = handle.read(stat.st_size)
+    except OSError as exc:
+        raise IngestError(f"{path}: cannot read ({exc.strerror}); check permissions") from exc
+    status, note = "complete", ""
+    content = raw
+    if path.name.endswith(".gz"):
+        content, status, note = gunzip(raw)
+    complete_end = content.rfind(b"\n") + 1 if line_based else len(content)
+    return Snapshot(path, stat.st_size, stat.st_mtime_ns, content, complete_end, status, note)
+
+
+def gunzip(raw: bytes) -> tuple[bytes, str, str]:
+    """Decompress every gzip member; keep what precedes damage or a cut.
+
+    Returns the content, ``complete``/``truncated``/``damaged`` and a note
+    saying where the stream stopped.
+    """
+    out: list[bytes] = []
+    position = 0
+    while position < len(raw):
+        decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        member_start = position
+        try:
+            while position < len(raw) and not decompressor.eof:
+                chunk = raw[position : position + GZIP_CHUNK]
+                out.append(decompressor.decompress(chunk))
+                consumed = len(chunk) - len(decompressor.unused_data)
+                position += consumed
+                if decompressor.eof:
+                    break
+        except zlib.error as exc:
+            done = sum(len(piece) for piece in out)
+            return (
+                b"".join(out),
+                "damaged",
+                f"damaged gzip ({exc}) near compressed byte {position:,}; "
+                f"only the {done:,} bytes before it can be read",
+            )
+        if not decompressor.eof:
+            out.append(decompressor.flush())
+            done = sum(len(piece) for piece in out)
+            return (
+                b"".join(out),
+                "truncated",
+                f"gzip stream ends early after {len(raw):,} bytes (still being written, "
+                f"or cut); {done:,} bytes read so far",
+            )
+        # Another member may follow (concatenated gzip); padding zeros end it.
+        rest = raw[position:]
+        if not rest.strip(b"\x00"):
+            break
+        if position == member_start:  # no progress: not gzip at all
+            break
+    return b"".join(out), "complete", ""
+
+
+# --------------------------------------------------------------------------- records
+
+
+@dataclass
+class Record:
+    """One source row: its 1-based line (or row) number, the raw text, the value."""
+
+    line: int
+    raw: str
+    value: Any = None
+    error: str | None = None  # why it could not even be parsed
+
+
+class RowError(ValueError):
+    """A row that cannot land, with the reason written to ``_rejects``."""
+
+    def __init__(self, reason: str, *, fixable_by: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.fixable_by = fixable_by
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise RowError(f"duplicate key {key!r} in one object")
+            seen.add(key)
+    return value
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
+
+
+def raw_text(line: bytes) -> str:
+    text = line[:RAW_LIMIT].decode("utf-8", "backslashreplace")
+    return text if len(line) <= RAW_LIMIT else text + " ...(cut)"
+
+
+def parse_json_line(line: bytes) -> Any:
+    """The value of one JSON line, or RowError saying why it has none.
+
+    The rules: UTF-8 text (a leading byte-order mark is ignored); exactly one
+    JSON value; no key twice in one object; no lone surrogate escape (it has
+    no UTF-8 form). NaN and Infinity parse here and are judged by the field
+    they sit in.
+    """
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RowError(f"not valid UTF-8 text (byte {exc.start + 1} of the line)") from exc
+    if text.startswith(BOM):
+        text = text[1:]
+    try:
+        value = _DECODER.decode(text)
+    except RowError:
+        raise
+    except ValueError as exc:
+        raise RowError(f"malformed JSON: {str(exc).splitlines()[0]}") from exc
+    if SURROGATE_ESCAPE.search(line):
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise RowError(
+                "text holds a lone surrogate escape (\\ud800-\\udfff), which is not Unicode"
+            ) from exc
+    return value
+
+
+def json_records(content: bytes, start: int, end: int, first_line: int) -> Iterator[Record]:
+    """Every non-blank line of content[start:end] as a Record (parsed, or with its error)."""
+    number = first_line - 1
+    for line in content[start:end].split(b"\n"):
+        number += 1
+        stripped = line.strip()
+        if not stripped or stripped == BOM.encode():
+            continue
+        try:
+            value = parse_json_line(stripped)
+        except RowError as exc:
+            yield Record(number, raw_text(line), error=exc.reason)
+            continue
+        yield Record(number, "", value)
+
+
+def count_lines(content: bytes, start: int, end: int) -> int:
+    return content.count(b"\n", start, end)
+
+
+def parquet_records(content: bytes, path: Path, batch_rows: int) -> Iterator[list[Record]]:
+    """Rows of a parquet file, in batches, numbered from 1."""
+    try:
+        handle = pq.ParquetFile(io.BytesIO(content))
+    except (pa.ArrowException, OSError) as exc:
+        message = str(exc).splitlines()[0]
+        raise IngestError(f"{path}: not a readable parquet file ({message})") from exc
+    number = 0
+    try:
+        for batch in handle.iter_batches(batch_size=batch_rows):
+            records = []
+            for row in batch.to_pylist():
+                number += 1
+                records.append(Record(number, "", row))
+            yield records
+    except (pa.ArrowException, OSError) as exc:
+        message = str(exc).splitlines()[0]
+        raise IngestError(
+            f"{path}: parquet data damaged after row {number} ({message}); "
+            "rewrite the file and ingest it again"
+        ) from exc
+
+
+def raw_of(value: Any) -> str:
+    """A JSON rendering of a parsed row, for ``_rejects.raw``."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str, allow_nan=True)
+    except (TypeError, ValueError):
+        text = repr(value)
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= RAW_LIMIT else text[:RAW_LIMIT] + " ...(cut)"
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(", ", ": "))
+
+
+def finite_json(value: Any) -> str:
+    """``value`` as JSON text; NaN and Infinity (not JSON) become strings."""
+    try:
+        return _ENCODER.encode(value)
+    except ValueError:
+        return _ENCODER.encode(_finite(value))
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
