@@ -111,15 +111,17 @@ class BuilderFactory(Protocol):
     def __call__(self, source: SourceFile) -> Builder: ...
 
 
-SKIPPED = frozenset({"unchanged", "copy", "rewritten", "refused", "waiting", "retry", "changed"})
-PROBLEMS = frozenset({"rewritten", "refused", "retry", "changed"})
+SKIPPED = frozenset(
+    {"unchanged", "copy", "rewritten", "refused", "waiting", "retry", "changed", "damaged"}
+)
+PROBLEMS = frozenset({"rewritten", "refused", "retry", "changed", "damaged"})
 
 
 @dataclass
 class FileResult:
     source: Path
     run_id: str
-    # landed, appended, unchanged, copy, rewritten, refused, waiting, retry, changed
+    # landed, appended, unchanged, copy, rewritten, refused, waiting, retry, changed, damaged
     status: str = "landed"
     rows_landed: int = 0
     rows_rejected: int = 0
@@ -211,6 +213,10 @@ def _decide(
         and last.mtime_ns == snap.mtime_ns
         and last.bytes_consumed == end
     ):
+        if last.status != "complete":
+            return _Decision(
+                "unchanged", note=f"already ingested as far as it reads ({last.status})"
+            )
         return _Decision("unchanged", note="already ingested")
     lengths = {e.bytes_consumed for e in mine if 0 < e.bytes_consumed <= end} | {end}
     hashes = _prefix_hashes(snap.content, lengths)
@@ -229,6 +235,8 @@ def _decide(
     ]
     best = max(matches, key=lambda e: (e.bytes_consumed, e.source_file == path), default=None)
     if end == 0:
+        if snap.status == "damaged":
+            return _Decision("damaged", note="nothing could be read")
         return _Decision("waiting", note="no complete line yet; it lands once one is written")
     if best is not None and best.bytes_consumed == end:
         if best.source_file == path:
@@ -662,7 +670,7 @@ def _plan_file(
     snap = snapshot(source.path, line_based=source.reader == "jsonl")
     decision = _decide(source, snap, entries, factory.table)
     result.note = "; ".join(n for n in (decision.note, snap.note) if n)
-    if decision.status in {"unchanged", "copy", "rewritten", "refused", "waiting"}:
+    if decision.status in SKIPPED:
         result.status = decision.status
         return _Staged(result), None
     result.status = "appended" if decision.status == "append" else "landed"

@@ -63,49 +63,105 @@ def snapshot(path: Path, *, line_based: bool) -> Snapshot:
     return Snapshot(path, stat.st_size, stat.st_mtime_ns, content, complete_end, status, note)
 
 
+def _gzip_header(raw: bytes, at: int) -> int:
+    """Where the deflate data of the gzip member starting at ``at`` begins."""
+    if raw[at : at + 2] != b"\x1f\x8b" or len(raw) < at + 10 or raw[at + 2] != 8:
+        raise ValueError("not a gzip member")
+    flags = raw[at + 3]
+    position = at + 10
+    if flags & 4:  # FEXTRA
+        if len(raw) < position + 2:
+            raise EOFError
+        position += 2 + int.from_bytes(raw[position : position + 2], "little")
+    for bit in (8, 16):  # FNAME, FCOMMENT: zero-terminated
+        if flags & bit:
+            end = raw.find(b"\x00", position)
+            if end < 0:
+                raise EOFError
+            position = end + 1
+    if flags & 2:  # FHCRC
+        position += 2
+    if position > len(raw):
+        raise EOFError
+    return position
+
+
 def gunzip(raw: bytes) -> tuple[bytes, str, str]:
-    """Decompress every gzip member; keep what precedes damage or a cut.
+    """Decompress every gzip member; keep everything that decompresses.
 
     Returns the content, ``complete``/``truncated``/``damaged`` and a note
-    saying where the stream stopped.
+    saying where and how the stream stopped. Each member's CRC-32 and length
+    are checked here (not by zlib, which would drop the last output).
     """
     out: list[bytes] = []
     position = 0
+    members = 0
     while position < len(raw):
-        decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        member_start = position
+        if members and not raw[position:].strip(b"\x00"):
+            break  # zero padding after the last member
+        try:
+            data_start = _gzip_header(raw, position)
+        except EOFError:
+            return _cut(out, raw)
+        except ValueError:
+            done = sum(len(piece) for piece in out)
+            what = "not gzip data" if not members else "bytes after the last gzip member"
+            return (
+                b"".join(out),
+                "damaged",
+                f"damaged gzip ({what} at byte {position:,}); only the "
+                f"{done:,} bytes before it can be read",
+            )
+        decompressor = zlib.decompressobj(-zlib.MAX_WBITS)
+        member: list[bytes] = []
+        position = data_start
         try:
             while position < len(raw) and not decompressor.eof:
                 chunk = raw[position : position + GZIP_CHUNK]
-                out.append(decompressor.decompress(chunk))
-                consumed = len(chunk) - len(decompressor.unused_data)
-                position += consumed
-                if decompressor.eof:
-                    break
+                member.append(decompressor.decompress(chunk))
+                position += len(chunk) - len(decompressor.unused_data)
         except zlib.error as exc:
+            out.extend(member)
             done = sum(len(piece) for piece in out)
             return (
                 b"".join(out),
                 "damaged",
-                f"damaged gzip ({exc}) near compressed byte {position:,}; "
-                f"only the {done:,} bytes before it can be read",
+                f"damaged gzip ({exc}) near byte {position:,}; only the {done:,} "
+                "bytes before it can be read",
             )
         if not decompressor.eof:
-            out.append(decompressor.flush())
+            member.append(decompressor.flush())
+            out.extend(member)
+            return _cut(out, raw)
+        data = b"".join(member)
+        trailer = raw[position : position + 8]
+        if len(trailer) < 8:
+            out.append(data)
+            return _cut(out, raw)
+        position += 8
+        members += 1
+        crc, size = int.from_bytes(trailer[:4], "little"), int.from_bytes(trailer[4:], "little")
+        if crc != zlib.crc32(data) or size != len(data) & 0xFFFFFFFF:
+            # Corrupt somewhere in this member, and nothing says where: keep none of it.
             done = sum(len(piece) for piece in out)
             return (
                 b"".join(out),
-                "truncated",
-                f"gzip stream ends early after {len(raw):,} bytes (still being written, "
-                f"or cut); {done:,} bytes read so far",
+                "damaged",
+                f"damaged gzip (member {members} fails its checksum: its data is corrupt); "
+                f"only the {done:,} bytes before it can be read",
             )
-        # Another member may follow (concatenated gzip); padding zeros end it.
-        rest = raw[position:]
-        if not rest.strip(b"\x00"):
-            break
-        if position == member_start:  # no progress: not gzip at all
-            break
+        out.append(data)
     return b"".join(out), "complete", ""
+
+
+def _cut(out: list[bytes], raw: bytes) -> tuple[bytes, str, str]:
+    done = sum(len(piece) for piece in out)
+    return (
+        b"".join(out),
+        "truncated",
+        f"gzip stream ends early after {len(raw):,} bytes (still being written, or cut); "
+        f"{done:,} bytes read so far",
+    )
 
 
 # --------------------------------------------------------------------------- records
@@ -119,6 +175,7 @@ class Record:
     raw: str
     value: Any = None
     error: str | None = None  # why it could not even be parsed
+    numeric: frozenset[str] = frozenset()  # a typed source's numeric columns
 
 
 class RowError(ValueError):
@@ -207,12 +264,17 @@ def parquet_records(content: bytes, path: Path, batch_rows: int) -> Iterator[lis
         message = str(exc).splitlines()[0]
         raise IngestError(f"{path}: not a readable parquet file ({message})") from exc
     number = 0
+    numeric = frozenset(
+        f.name
+        for f in handle.schema_arrow
+        if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)
+    )
     try:
         for batch in handle.iter_batches(batch_size=batch_rows):
             records = []
             for row in batch.to_pylist():
                 number += 1
-                records.append(Record(number, "", row))
+                records.append(Record(number, "", row, numeric=numeric))
             yield records
     except (pa.ArrowException, OSError) as exc:
         message = str(exc).splitlines()[0]

@@ -396,7 +396,7 @@ class RolloutBuilder:
         path = str(source.path.resolve())
         for record in good:
             try:
-                row = self._row(source, record.value, path, record.line)
+                row = self._row(source, record.value, path, record.line, record.numeric)
             except RowError as exc:
                 raw = record.raw or raw_of(record.value)
                 rejects.append(Reject(record.line, exc.reason, raw, exc.fixable_by))
@@ -431,7 +431,12 @@ class RolloutBuilder:
             record.value["response_tokens"] = len(encoding.ids)
 
     def _row(
-        self, source: SourceFile, value: dict[str, Any], path: str, line: int
+        self,
+        source: SourceFile,
+        value: dict[str, Any],
+        path: str,
+        line: int,
+        numeric: frozenset[str] = frozenset(),
     ) -> tuple[Any, ...]:
         """One canonical rollout (in ROLLOUT_TABLE's column order) from one source row.
 
@@ -443,10 +448,17 @@ class RolloutBuilder:
         del value[prompt_key], value[response_key]
         rewards = None
         if source.format == "trl":
-            rewards = _trl_rewards(value)
-            if not rewards:
-                raise RowError("no reward column with a value (TRL completions)")
-            score = math.fsum(v for _, v in rewards)
+            rewards = _trl_rewards(value, numeric)
+            if self.options.reward is not None:  # scored at ingest
+                score = as_double("reward", value.pop("reward"))
+            elif not rewards:
+                raise RowError(
+                    "no reward column with a value (TRL completions)",
+                    fixable_by="--reward gsm8k (or package.module:function)",
+                )
+            else:
+                # TRL's total with its default weights of 1 (the weights are not logged).
+                score = math.fsum(v for _, v in rewards)
         else:
             score = None
             for name in SCORE_FIELDS:
@@ -530,18 +542,20 @@ def _to_table(rows: list[tuple[Any, ...]]) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def _trl_rewards(value: dict[str, Any]) -> list[tuple[str, float]]:
-    """TRL's per-function reward columns: every numeric column it does not name."""
+def _trl_rewards(value: dict[str, Any], numeric: frozenset[str]) -> list[tuple[str, float]]:
+    """TRL's per-function reward columns: every numeric column TRL does not name itself.
+
+    A null or NaN is a function that returned None for the sample: no key.
+    """
     pairs = []
     for name in list(value):
-        if name in TRL_COLUMNS or name in DOUBLE_FIELDS or name in INT_FIELDS:
+        if name not in numeric or name in TRL_COLUMNS:
             continue
-        number = value[name]
-        if isinstance(number, bool) or not isinstance(number, int | float):
+        if name in DOUBLE_FIELDS or name in INT_FIELDS:
             continue
-        del value[name]
-        if isinstance(number, float) and math.isnan(number):
-            continue  # TRL: the function returned None for this sample
+        number = value.pop(name)
+        if number is None or (isinstance(number, float) and math.isnan(number)):
+            continue
         pairs.append((name, as_double(name, number)))
     return pairs  # type: ignore[return-value]
 

@@ -205,7 +205,7 @@ def _report(result: IngestResult, settings: Settings, as_json: bool, quiet: bool
         return
     if not quiet:
         for file in result.files:
-            if file.note and file.status != "unchanged":
+            if file.note and file.note != "already ingested":
                 echo_err(f"warning: {file.source}: {file.note}")
     unchanged = sum(1 for f in result.files if f.status == "unchanged")
     others = result.files_skipped - unchanged
