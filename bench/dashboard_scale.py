@@ -121,15 +121,23 @@ copy (
         instruction_followed,
         '[]' as instruction_kwargs,
         cast(null as varchar) as ground_truth,
+        cast(null as map(varchar, double)) as rewards,
         '{}' as extra,
         'bench://scale/' || iteration || '.jsonl' as source_file,
         (row_number() over (partition by iteration order by p, sample_idx))::bigint
             as source_line,
-        localtimestamp::timestamp as ingested_at,
         length(response)::bigint as response_chars
     from scored
 ) to '$path' (format parquet, compression zstd)
 """
+
+
+def _part(folder: Path, first: int) -> Path:
+    """A part in the lake's layout: one ``ingested_at=`` folder per part (see obs.ingest.lake)."""
+    stamp = f"20260101T{first // 3600 % 24:02d}{first // 60 % 60:02d}{first % 60:02d}000000Z"
+    part = folder / f"ingested_at={stamp}" / "part.parquet"
+    part.parent.mkdir(parents=True)
+    return part
 
 
 def land(lake: Path, prompts: int, iterations: int, samples: int) -> int:
@@ -146,10 +154,10 @@ def land(lake: Path, prompts: int, iterations: int, samples: int) -> int:
             .replace("$first", str(first))
             .replace("$last", str(last))
             .replace("$instructions", str(INSTRUCTIONS))
-            .replace("$path", str(folder / f"{first:04d}-{last:04d}.parquet"))
+            .replace("$path", str(_part(folder, first)))
         )
         con.execute(sql)
-    total = con.execute(f"select count(*) from read_parquet('{folder}/*.parquet')").fetchone()[0]
+    total = con.execute(f"select count(*) from read_parquet('{folder}/*/*.parquet')").fetchone()[0]
     con.close()
     return total
 

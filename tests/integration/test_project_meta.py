@@ -85,3 +85,27 @@ def test_meta_models_with_logic_have_unit_tests(manifest: dict) -> None:
 def test_meta_project_dir_is_the_checkout() -> None:
     assert (project_dir() / "dbt_project.yml").is_file()
     assert Path(__file__).resolve().is_relative_to(project_dir())
+
+
+def test_meta_stg_rollouts_lists_the_lake_schema(manifest: dict, tmp_path: Path) -> None:
+    """schema.py is the one definition; stg_rollouts and its yml must list the same columns."""
+    import duckdb
+    from obs.ingest.rollouts import ingest_rollouts
+    from obs.ingest.schema import ROLLOUT_TABLE, RUN_PARTITION, TIME_PARTITION
+
+    expected = {RUN_PARTITION, TIME_PARTITION, *ROLLOUT_TABLE.names}
+    [model] = [m for m in _models(manifest) if m["name"] == "stg_rollouts"]
+    assert set(model["columns"]) == expected
+    # The view itself, built over a real lake, returns exactly those columns.
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    (dumps / "0.jsonl").write_text('{"input": "p", "output": "o", "score": 1}\n')
+    lake, warehouse = tmp_path / "lake", tmp_path / "w.duckdb"
+    ingest_rollouts(dumps, lake=lake, run_id="r")
+    assert run_dbt("run", warehouse, lake, ["--select", "stg_rollouts"]).success
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        names = [row[0] for row in con.execute("describe stg_rollouts").fetchall()]
+    finally:
+        con.close()
+    assert set(names) == expected and len(names) == len(expected)
