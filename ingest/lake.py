@@ -173,17 +173,38 @@ def read_manifest(lake: Path, run_id: str) -> list[ManifestEntry]:
     if not folder.is_dir():
         return []
     entries: list[ManifestEntry] = []
+    seen: set[tuple[object, ...]] = set()
     for file in sorted(folder.glob("*.parquet")):
         table = pq.read_table(file, schema=MANIFEST_TABLE.schema)
-        entries.extend(ManifestEntry(**row) for row in table.to_pylist())
+        for row in table.to_pylist():
+            # A compaction killed between its write and its deletes repeats entries.
+            key = (row["source_file"], row["bytes_consumed"], row["recorded_at"], *row["parts"])
+            if key not in seen:
+                seen.add(key)
+                entries.append(ManifestEntry(**row))
     entries.sort(key=lambda e: e.recorded_at)
     return entries
 
 
-def write_manifest(lake: Path, run_id: str, entries: list[ManifestEntry]) -> None:
-    """Record ``entries`` as one new manifest file (atomic rename)."""
-    if not entries:
+def compact_manifest(lake: Path, run_id: str, most: int = 32) -> None:
+    """Merge a run's manifest files into one once there are more than ``most``.
+
+    Call with the run lock held. The merged file is written before the old
+    ones are removed, so a kill in between only repeats entries (read once).
+    """
+    folder = partition_dir(lake, MANIFEST, run_id)
+    files = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+    if len(files) <= most:
         return
+    write_manifest(lake, run_id, read_manifest(lake, run_id))
+    for file in files:  # listed before the merged file was written
+        file.unlink(missing_ok=True)
+
+
+def write_manifest(lake: Path, run_id: str, entries: list[ManifestEntry]) -> Path | None:
+    """Record ``entries`` as one new manifest file (atomic rename); its path."""
+    if not entries:
+        return None
     names = [f.name for f in fields(ManifestEntry)]
     columns = {name: [getattr(e, name) for e in entries] for name in names}
     table = pa.Table.from_pydict(columns, schema=MANIFEST_TABLE.schema)
@@ -194,6 +215,7 @@ def write_manifest(lake: Path, run_id: str, entries: list[ManifestEntry]) -> Non
     temporary = folder / f".{final.name}.tmp"
     pq.write_table(table, temporary)
     os.replace(temporary, final)
+    return final
 
 
 def remove_debris(lake: Path, run_id: str, tables: list[str], known: set[str]) -> int:

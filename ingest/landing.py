@@ -636,8 +636,9 @@ def land(
             )
             runs.append(run)
             window: deque[tuple[_Staged, Future[_Work] | None]] = deque()
+            inline = isinstance(executor, _Inline)
             for source in sources:
-                staged, job = _plan_file(source, entries, staging, factory)
+                staged, job = _plan_file(source, entries, staging, factory, keep_content=inline)
                 future = executor.submit(_read, job) if job is not None else None
                 window.append((staged, future))
                 # A few files in flight: memory stays bounded by a few files.
@@ -647,6 +648,8 @@ def land(
                     results.append(done.result)
                     if on_file is not None:
                         on_file(done.result)
+        for run in runs:
+            lake_files.compact_manifest(lake, run.run_id)
         strict_failed = strict and any(r.is_problem for r in results)
         for run in runs:
             if not strict:
@@ -663,7 +666,12 @@ def land(
 
 
 def _plan_file(
-    source: SourceFile, entries: list[ManifestEntry], staging: Staging, factory: BuilderFactory
+    source: SourceFile,
+    entries: list[ManifestEntry],
+    staging: Staging,
+    factory: BuilderFactory,
+    *,
+    keep_content: bool,
 ) -> tuple[_Staged, _Job | None]:
     """Snapshot a file and decide what to do with it; the job to read it, if any."""
     result = FileResult(source.path, source.run_id)
@@ -695,10 +703,11 @@ def _plan_file(
     entries.append(entry)  # later files of this call see it (copies, claims)
     folder = staging.root / uuid.uuid4().hex[:12]
     folder.mkdir()
-    plain = not source.path.name.endswith(".gz")
+    # A worker process reads a plain file again rather than receive it by pipe.
+    ship = keep_content or source.path.name.endswith(".gz")
     job = _Job(
         source,
-        None if plain else snap.content,
+        snap.content if ship else None,
         decision.digest,
         decision.start,
         snap.complete_end,

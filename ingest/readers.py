@@ -104,14 +104,8 @@ def gunzip(raw: bytes) -> tuple[bytes, str, str]:
         except EOFError:
             return _cut(out, raw)
         except ValueError:
-            done = sum(len(piece) for piece in out)
             what = "not gzip data" if not members else "bytes after the last gzip member"
-            return (
-                b"".join(out),
-                "damaged",
-                f"damaged gzip ({what} at byte {position:,}); only the "
-                f"{done:,} bytes before it can be read",
-            )
+            return _damaged(out, f"{what} at byte {position:,}")
         decompressor = zlib.decompressobj(-zlib.MAX_WBITS)
         member: list[bytes] = []
         position = data_start
@@ -122,13 +116,7 @@ def gunzip(raw: bytes) -> tuple[bytes, str, str]:
                 position += len(chunk) - len(decompressor.unused_data)
         except zlib.error as exc:
             out.extend(member)
-            done = sum(len(piece) for piece in out)
-            return (
-                b"".join(out),
-                "damaged",
-                f"damaged gzip ({exc}) near byte {position:,}; only the {done:,} "
-                "bytes before it can be read",
-            )
+            return _damaged(out, f"{exc} near byte {position:,}")
         if not decompressor.eof:
             member.append(decompressor.flush())
             out.extend(member)
@@ -143,15 +131,18 @@ def gunzip(raw: bytes) -> tuple[bytes, str, str]:
         crc, size = int.from_bytes(trailer[:4], "little"), int.from_bytes(trailer[4:], "little")
         if crc != zlib.crc32(data) or size != len(data) & 0xFFFFFFFF:
             # Corrupt somewhere in this member, and nothing says where: keep none of it.
-            done = sum(len(piece) for piece in out)
-            return (
-                b"".join(out),
-                "damaged",
-                f"damaged gzip (member {members} fails its checksum: its data is corrupt); "
-                f"only the {done:,} bytes before it can be read",
-            )
+            return _damaged(out, f"member {members} fails its checksum: its data is corrupt")
         out.append(data)
     return b"".join(out), "complete", ""
+
+
+def _damaged(out: list[bytes], what: str) -> tuple[bytes, str, str]:
+    done = sum(len(piece) for piece in out)
+    return (
+        b"".join(out),
+        "damaged",
+        f"damaged gzip ({what}); only the {done:,} bytes before it can be read",
+    )
 
 
 def _cut(out: list[bytes], raw: bytes) -> tuple[bytes, str, str]:

@@ -26,6 +26,12 @@ def build(settings: Settings, dbt_args: tuple[str, ...]) -> None:
         raise click.ClickException(
             f"{settings.lake}: no rollouts in this lake; run `obs ingest rollouts PATH` first"
         )
+    old = next((settings.lake / "rollouts").glob("run_id=*/*.parquet"), None)
+    if old is not None:
+        raise click.ClickException(
+            f"{old}: this lake was written by an older obs (parts directly under run_id=); "
+            "ingest the source files again into a new lake (--lake)"
+        )
     result = run_dbt("build", settings.warehouse, settings.lake, dbt_args)
     if not result.success:
         raise click.ClickException(

@@ -255,3 +255,26 @@ def test_killed_ingest_debris_is_removed(tmp_path: Path, lake: Path) -> None:
     ingest_rollouts(dumps, lake=lake, run_id="r")
     assert not orphan.exists() and not manifest_tmp.exists()
     assert_lake_sound(lake, 3)
+
+
+def test_manifest_is_compacted_and_still_complete(tmp_path: Path, lake: Path) -> None:
+    dumps = tmp_path / "dumps"
+    for iteration in range(40):
+        write_dump(dumps / f"{iteration}.jsonl", [line(f"p{iteration}")])
+        ingest_rollouts(dumps, lake=lake, run_id="r", iterations=[iteration])
+    folder = lake / "_manifest" / "run_id=r"
+    assert len(list(folder.glob("*.parquet"))) <= 33
+    again = ingest_rollouts(dumps, lake=lake, run_id="r")
+    assert again.rows_landed == 0 and {f.status for f in again.files} == {"unchanged"}
+    assert_lake_sound(lake, 40)
+
+
+def test_build_refuses_a_lake_in_the_old_layout(invoke: Invoke, lake: Path) -> None:
+    old = lake / "rollouts" / "run_id=r" / "0-abc-L1.parquet"
+    old.parent.mkdir(parents=True)
+    old.write_bytes(b"PAR1")
+    result = invoke(["build"], exit_code=1)
+    assert result.stderr == (
+        f"Error: {old}: this lake was written by an older obs (parts directly under run_id=); "
+        "ingest the source files again into a new lake (--lake)\n"
+    )
