@@ -20,6 +20,7 @@ import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from json.encoder import c_encode_basestring, c_make_encoder  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any
 
@@ -209,6 +210,10 @@ def parse_json_line(line: bytes) -> Any:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise RowError(f"not valid UTF-8 text (byte {exc.start + 1} of the line)") from exc
+    return _parse_text(text, SURROGATE_ESCAPE.search(line) is not None)
+
+
+def _parse_text(text: str, may_hold_surrogates: bool) -> Any:
     if text.startswith(BOM):
         text = text[1:]
     try:
@@ -217,7 +222,7 @@ def parse_json_line(line: bytes) -> Any:
         raise
     except ValueError as exc:
         raise RowError(f"malformed JSON: {str(exc).splitlines()[0]}") from exc
-    if SURROGATE_ESCAPE.search(line):
+    if may_hold_surrogates:
         try:
             json.dumps(value, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError as exc:
@@ -228,17 +233,31 @@ def parse_json_line(line: bytes) -> Any:
 
 
 def json_records(content: bytes, start: int, end: int, first_line: int) -> Iterator[Record]:
-    """Every non-blank line of content[start:end] as a Record (parsed, or with its error)."""
+    """Every non-blank line of content[start:end] as a Record (parsed, or with its error).
+
+    The common case, valid UTF-8 throughout, decodes once; a chunk with a bad
+    byte is read line by line so that only the lines holding one are rejected.
+    """
+    chunk = content[start:end]
+    try:
+        lines: list[str] | list[bytes] = chunk.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        lines = chunk.split(b"\n")
+    surrogates = SURROGATE_ESCAPE.search(chunk) is not None
     number = first_line - 1
-    for line in content[start:end].split(b"\n"):
+    for line in lines:
         number += 1
         stripped = line.strip()
-        if not stripped or stripped == BOM.encode():
+        if not stripped or stripped in (BOM, BOM.encode()):
             continue
         try:
-            value = parse_json_line(stripped)
+            if isinstance(stripped, bytes):
+                value = parse_json_line(stripped)
+            else:
+                value = _parse_text(stripped, surrogates)
         except RowError as exc:
-            yield Record(number, raw_text(line), error=exc.reason)
+            raw = line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line
+            yield Record(number, raw_text(raw), error=exc.reason)
             continue
         yield Record(number, "", value)
 
@@ -285,15 +304,22 @@ def raw_of(value: Any) -> str:
     return text if len(text) <= RAW_LIMIT else text[:RAW_LIMIT] + " ...(cut)"
 
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(", ", ": "))
+def _not_json(value: object) -> object:
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+# The C encoder json.dumps builds on every call, built once (no NaN, UTF-8 kept).
+_ENCODE = c_make_encoder(
+    None, _not_json, c_encode_basestring, None, ": ", ", ", False, False, False
+)
 
 
 def finite_json(value: Any) -> str:
     """``value`` as JSON text; NaN and Infinity (not JSON) become strings."""
     try:
-        return _ENCODER.encode(value)
+        return "".join(_ENCODE(value, 0))
     except ValueError:
-        return _ENCODER.encode(_finite(value))
+        return "".join(_ENCODE(_finite(value), 0))
 
 
 def _finite(value: Any) -> Any:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 from obs.ingest import lake as lake_files
 from obs.ingest.errors import IngestError
@@ -440,96 +441,193 @@ class RolloutBuilder:
     ) -> tuple[Any, ...]:
         """One canonical rollout (in ROLLOUT_TABLE's column order) from one source row.
 
-        ``value`` is consumed: what is left of it at the end is ``extra``.
-        Raises RowError when the row cannot land.
+        One pass over the row's fields: each known field goes to its slot
+        (checked), every other field to ``extra``. Raises RowError when the row
+        cannot land.
         """
-        prompt_key, prompt = _text(value, PROMPT_FIELDS, "the prompt")
-        response_key, response = _text(value, RESPONSE_FIELDS, "the response")
-        del value[prompt_key], value[response_key]
+        out: list[Any] = [None] * _WIDTH
+        picks: dict[str, tuple[int, str, Any]] = {}  # role -> (rank, name, value)
+        extra: dict[str, Any] = {}
+        trl = source.format == "trl"
+        for name, item in value.items():
+            slot = _SLOTS.get(name)
+            if slot is None:
+                if trl and name in numeric and name not in TRL_COLUMNS:
+                    picks.setdefault("trl", (0, "", []))[2].append((name, item))
+                else:
+                    extra[name] = item
+                continue
+            role, rank = slot
+            if role in _ALIASED:
+                if item is None:
+                    extra[name] = item
+                    continue
+                known = picks.get(role)
+                if known is None or rank < known[0]:
+                    if known is not None:
+                        extra[known[1]] = known[2]
+                    picks[role] = (rank, name, item)
+                else:
+                    extra[name] = item
+            elif role == "double":
+                out[rank] = as_double(name, item)
+            elif role == "int":
+                out[rank] = as_int(name, item)
+            else:
+                picks[role] = (0, name, item)
+        prompt = _pick_text(picks, "prompt", PROMPT_FIELDS[0], "the prompt")
+        response = _pick_text(picks, "response", RESPONSE_FIELDS[0], "the response")
         rewards = None
-        if source.format == "trl":
-            rewards = _trl_rewards(value, numeric)
-            if self.options.reward is not None:  # scored at ingest
-                score = as_double("reward", value.pop("reward"))
-            elif not rewards:
+        if trl and self.options.reward is None:
+            rewards = _trl_rewards(picks.get("trl", (0, "", []))[2])
+            if not rewards:
                 raise RowError(
                     "no reward column with a value (TRL completions)",
                     fixable_by="--reward gsm8k (or package.module:function)",
                 )
-            else:
-                # TRL's total with its default weights of 1 (the weights are not logged).
-                score = math.fsum(v for _, v in rewards)
+            # TRL's total with its default weights of 1 (the weights are not logged).
+            score = math.fsum(v for _, v in rewards)
+            if "rewards" in picks:
+                extra["rewards"] = picks["rewards"][2]
         else:
-            score = None
-            for name in SCORE_FIELDS:
-                if value.get(name) is not None:
-                    score = as_double(name, value.pop(name))
-                    break
-            if score is None:
+            chosen = picks.get("score")
+            if chosen is None:
                 raise RowError(
                     "missing required field 'score' (or 'reward')",
                     fixable_by="--reward gsm8k (or package.module:function)",
                 )
-            if "rewards" in value:
-                rewards = _rewards(value["rewards"])
-                if rewards is not None:
-                    del value["rewards"]
+            score = as_double(chosen[1], chosen[2])
+            if trl:  # scored at ingest: the reward columns are still per-function rewards
+                rewards = _trl_rewards(picks.get("trl", (0, "", []))[2])
+            if "rewards" in picks:
+                rewards = _rewards(picks["rewards"][2])
+                if rewards is None:
+                    extra["rewards"] = picks["rewards"][2]
         iteration = source.claimed_iteration
         if iteration is None:
             iteration = self.options.iteration
-        for name in ITERATION_FIELDS:
-            if value.get(name) is not None:
-                given = as_int(name, value[name])
-                if iteration is None:
-                    iteration = given
-                if given == iteration:
-                    del value[name]
-                break
+        given = picks.get("iteration")
+        if given is not None:
+            number = as_int(given[1], given[2])
+            if iteration is None:
+                iteration = number
+            elif number != iteration:
+                extra[given[1]] = given[2]
         if iteration is None:
             raise RowError(
                 "no iteration: no 'step' or 'iteration' field, none in the file name",
                 fixable_by="--iteration N",
             )
-        doubles = {}
-        for name, column in DOUBLE_FIELDS.items():
-            if name in value:
-                doubles[column] = as_double(name, value.pop(name))
-        ints = {}
-        for name, column in INT_FIELDS.items():
-            if name in value:
-                ints[column] = as_int(name, value.pop(name))
-        case = value.pop("reward_case", None)
+        case = picks.get("reward_case", (0, "", None))[2]
         if case is not None and not isinstance(case, str):
             raise RowError(f"field 'reward_case' must be text, got {_kind(case)}")
-        ids, flags, kwargs, truth = _instructions(value)
+        self._instructions(picks, extra, out)
         prompt_hash = self._hash(prompt)
-        return (
-            iteration,
-            prompt_hash,
-            self._number(iteration, prompt_hash),
-            ints.get("data_idx"),
-            prompt,
-            response,
-            score,
-            doubles.get("v_i"),
-            doubles.get("s_i"),
-            doubles.get("alpha_threshold"),
-            case,
-            doubles.get("prompt_strict_acc"),
-            doubles.get("inst_strict_acc"),
-            ints.get("num_instructions"),
-            ints.get("num_followed"),
-            doubles.get("format_score"),
-            ids,
-            flags,
-            kwargs,
-            truth,
-            rewards or None,
-            finite_json(value) if value else None,
-            path,
-            line,
-            len(response),
+        out[0] = iteration
+        out[1] = prompt_hash
+        out[2] = self._number(iteration, prompt_hash)
+        out[4] = prompt
+        out[5] = response
+        out[6] = score
+        out[10] = case
+        out[20] = rewards or None
+        out[21] = finite_json(extra) if extra else None
+        out[22] = path
+        out[23] = line
+        out[24] = len(response)
+        return tuple(out)
+
+    @staticmethod
+    def _instructions(
+        picks: dict[str, tuple[int, str, Any]], extra: dict[str, Any], out: list[Any]
+    ) -> None:
+        """IFEval fields: instruction ids, flags and kwargs (JSON); the ground truth (JSON)."""
+        gts = picks.get("gts", (0, "", None))[2]
+        ids = _texts("instruction_id_list", picks.get("instruction_id_list", (0, "", None))[2])
+        kwargs_text = None
+        if isinstance(gts, dict):
+            if ids is None:
+                ids = _texts("gts.instruction_id_list", gts.get("instruction_id_list"))
+            if gts.get("kwargs") is not None:
+                kwargs_text = finite_json(gts["kwargs"])
+        out[16] = ids
+        out[17] = _flags(
+            "follow_instruction_list", picks.get("follow_instruction_list", (0, "", None))[2]
         )
+        out[18] = kwargs_text
+        truth = picks.get("ground_truth", (0, "", None))[2]
+        model = picks.get("reward_model")
+        if model is not None:
+            extra["reward_model"] = model[2]
+            if truth is None and isinstance(model[2], dict):
+                truth = model[2].get("ground_truth")
+        if truth is not None:
+            out[19] = finite_json(truth)
+            if gts is not None:
+                extra["gts"] = gts
+        elif gts is not None:
+            out[19] = finite_json(gts)
+
+
+def _pick_text(picks: dict[str, tuple[int, str, Any]], role: str, first: str, label: str) -> str:
+    chosen = picks.get(role)
+    if chosen is None:
+        raise RowError(f"missing required field {first!r} ({label})")
+    if not isinstance(chosen[2], str):
+        raise RowError(f"field {chosen[1]!r} must be text, got {_kind(chosen[2])}")
+    return chosen[2]
+
+
+# Column positions in ROLLOUT_TABLE, and each source field's role and slot.
+_WIDTH = len(ROLLOUT_TABLE.names)
+_COLUMN = {name: index for index, name in enumerate(ROLLOUT_TABLE.names)}
+_ALIASED = frozenset({"prompt", "response", "score", "iteration"})
+# _row writes these positions directly; they must stay where the schema puts them.
+assert [_COLUMN[c] for c in ("iteration", "prompt_hash", "sample_idx", "prompt", "response")] == [
+    0,
+    1,
+    2,
+    4,
+    5,
+]
+assert [_COLUMN[c] for c in ("score", "reward_case", "instruction_ids")] == [6, 10, 16]
+assert [
+    _COLUMN[c]
+    for c in (
+        "instruction_followed",
+        "instruction_kwargs",
+        "ground_truth",
+        "rewards",
+        "extra",
+        "source_file",
+        "source_line",
+        "response_chars",
+    )
+] == list(range(17, 25))
+_SLOTS: dict[str, tuple[str, int]] = {
+    **{name: ("prompt", rank) for rank, name in enumerate(PROMPT_FIELDS)},
+    **{name: ("response", rank) for rank, name in enumerate(RESPONSE_FIELDS)},
+    **{name: ("score", rank) for rank, name in enumerate(SCORE_FIELDS)},
+    **{name: ("iteration", rank) for rank, name in enumerate(ITERATION_FIELDS)},
+    **{name: ("double", _COLUMN[column]) for name, column in DOUBLE_FIELDS.items()},
+    **{name: ("int", _COLUMN[column]) for name, column in INT_FIELDS.items()},
+    **{
+        name: (name, 0)
+        for name in (
+            "reward_case",
+            "rewards",
+            "gts",
+            "instruction_id_list",
+            "follow_instruction_list",
+            "ground_truth",
+            "reward_model",
+        )
+    },
+}
+
+
+# Text columns that are never null: built from one joined buffer (see _text_array).
+_PLAIN_TEXT = frozenset({"prompt_hash", "prompt", "response", "source_file"})
 
 
 def _to_table(rows: list[tuple[Any, ...]]) -> pa.Table:
@@ -538,49 +636,39 @@ def _to_table(rows: list[tuple[Any, ...]]) -> pa.Table:
     if not rows:
         return schema.empty_table()
     columns = list(zip(*rows, strict=True))
-    arrays = [pa.array(values, type=f.type) for values, f in zip(columns, schema, strict=True)]
+    arrays = [
+        _text_array(values) if f.name in _PLAIN_TEXT else pa.array(values, type=f.type)
+        for values, f in zip(columns, schema, strict=True)
+    ]
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def _trl_rewards(value: dict[str, Any], numeric: frozenset[str]) -> list[tuple[str, float]]:
-    """TRL's per-function reward columns: every numeric column TRL does not name itself.
+def _text_array(values: Sequence[str]) -> pa.Array:
+    """A string array from non-null texts: one join and one encode, not one per text.
+
+    When the joined text is ASCII, each text's UTF-8 length is its length, so
+    the offsets come from the lengths; otherwise pyarrow converts text by text.
+    """
+    joined = "".join(values)
+    data = joined.encode("utf-8")
+    if len(data) != len(joined) or len(data) >= 2**31:
+        return pa.array(values, type=pa.string())
+    offsets = np.zeros(len(values) + 1, dtype=np.int32)
+    np.cumsum(np.fromiter(map(len, values), dtype=np.int32, count=len(values)), out=offsets[1:])
+    return pa.StringArray.from_buffers(len(values), pa.py_buffer(offsets), pa.py_buffer(data))
+
+
+def _trl_rewards(columns: list[tuple[str, Any]]) -> list[tuple[str, float]]:
+    """TRL's per-function reward columns (numeric columns TRL does not name itself).
 
     A null or NaN is a function that returned None for the sample: no key.
     """
     pairs = []
-    for name in list(value):
-        if name not in numeric or name in TRL_COLUMNS:
-            continue
-        if name in DOUBLE_FIELDS or name in INT_FIELDS:
-            continue
-        number = value.pop(name)
+    for name, number in columns:
         if number is None or (isinstance(number, float) and math.isnan(number)):
             continue
         pairs.append((name, as_double(name, number)))
     return pairs  # type: ignore[return-value]
-
-
-def _instructions(value: dict[str, Any]) -> tuple[Any, Any, str | None, str | None]:
-    """IFEval fields: instruction ids, flags and kwargs (JSON); the ground truth (JSON)."""
-    gts = value.get("gts")
-    ids = _texts("instruction_id_list", value.pop("instruction_id_list", None))
-    kwargs = None
-    if isinstance(gts, dict):
-        if ids is None:
-            ids = _texts("gts.instruction_id_list", gts.get("instruction_id_list"))
-        kwargs = gts.get("kwargs")
-    flags = _flags("follow_instruction_list", value.pop("follow_instruction_list", None))
-    truth = value.pop("ground_truth", None)
-    if truth is None and isinstance(value.get("reward_model"), dict):
-        truth = value["reward_model"].get("ground_truth")
-    if truth is None and gts is not None:
-        truth = value.pop("gts")
-    return (
-        ids,
-        flags,
-        finite_json(kwargs) if kwargs is not None else None,
-        finite_json(truth) if truth is not None else None,
-    )
 
 
 # --------------------------------------------------------------------------- entry point
