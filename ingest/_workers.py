@@ -41,6 +41,10 @@ def _receive(stream: IO[bytes]) -> Any:
     return pickle.loads(payload)
 
 
+class WorkerDied(RuntimeError):
+    """The process running a job ended without answering (killed, out of memory)."""
+
+
 class WorkerPool:
     """``submit(function, argument) -> Future`` over a few worker processes."""
 
@@ -73,8 +77,8 @@ class WorkerPool:
             try:
                 _send(process.stdin, (function, argument))
                 ok, value = _receive(process.stdout)
-            except (EOFError, OSError, BrokenPipeError) as exc:
-                future.set_exception(RuntimeError(f"an ingest worker process died ({exc!r})"))
+            except (EOFError, OSError) as exc:
+                future.set_exception(WorkerDied(f"an ingest worker process died ({exc!r})"))
                 continue
             if ok:
                 future.set_result(value)
@@ -102,10 +106,21 @@ class WorkerPool:
                 process.stdout.close()
 
 
+def _warm_up() -> None:
+    """Import and start what every job needs while the caller plans its first file."""
+    import duckdb
+    import obs.ingest.rollouts  # noqa: F401  (the builders jobs name)
+    import pyarrow as pa
+
+    pa.array([1], pa.int64())
+    duckdb.connect().execute("select to_json({'a': 1})").fetchall()
+
+
 def main() -> None:
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     # Nothing else may write to the result stream.
     sys.stdout = sys.stderr
+    _warm_up()
     while True:
         try:
             function, argument = _receive(stdin)

@@ -21,6 +21,7 @@ import gc
 import hashlib
 import logging
 import os
+import shutil
 import uuid
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
@@ -34,13 +35,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from obs.ingest import lake as lake_files
-from obs.ingest._workers import WorkerPool
+from obs.ingest._workers import WorkerDied, WorkerPool
 from obs.ingest.errors import IngestError
 from obs.ingest.lake import Clock, ManifestEntry, Staging
 from obs.ingest.readers import (
     Record,
     Snapshot,
-    count_lines,
     json_records,
     parquet_records,
     snapshot,
@@ -330,6 +330,7 @@ class _Work:
     rejected: int
     reasons: list[str]
     retry_note: str  # every row rejected for a reason an option fixes
+    lines: int = 0  # lines of content[:end] (JSON lines files)
     range_min: Any = None
     range_max: Any = None
     groups: dict[tuple[Any, ...], int] = field(default_factory=dict)
@@ -377,6 +378,19 @@ def _read(job: _Job) -> _Work:
             gc.enable()
 
 
+def _batches(job: _Job, builder: Builder) -> Iterator[tuple[pa.Table, list[Reject]]]:
+    """Rows and rejects of the file: in bulk when the builder can, else record by record."""
+    fast = getattr(builder, "fast", None)
+    if fast is not None:
+        job.content = _content(job)  # read once, whichever path parses it
+        table = fast(job.source, job.content, job.start, job.end, job.first_line)
+        if table is not None:
+            yield table, []
+            return
+    for batch in _records(job):
+        yield builder.build(job.source, batch)
+
+
 def _read_file(job: _Job) -> _Work:
     builder = job.factory(job.source)
     numbering = builder.numbering
@@ -387,8 +401,7 @@ def _read_file(job: _Job) -> _Work:
     groups: Counter[tuple[Any, ...]] = Counter()
     low = high = None
     try:
-        for batch in _records(job):
-            table, bad = builder.build(job.source, batch)
+        for table, bad in _batches(job, builder):
             rejects.extend(bad)
             if not table.num_rows:
                 continue
@@ -427,6 +440,9 @@ def _read_file(job: _Job) -> _Work:
         reject_path = job.staging / f"{REJECTS}.{uuid.uuid4().hex[:12]}" / "part.parquet"
         reject_path.parent.mkdir(parents=True)
         _write_rejects(reject_path, builder.table, job.source, rejects)
+    lines = 0
+    if job.source.reader == "jsonl":
+        lines = job.first_line - 1 + _content(job).count(b"\n", job.start, job.end)
     return _Work(
         data if writer is not None else None,
         reject_path,
@@ -434,6 +450,7 @@ def _read_file(job: _Job) -> _Work:
         len(rejects),
         [r.reason for r in rejects],
         "",
+        lines,
         low,
         high,
         dict(groups),
@@ -573,11 +590,18 @@ class _Run:
     sequencer: _Sequencer | None
     pending: list[_Staged] = field(default_factory=list)
 
-    def finish(self, staged: _Staged, future: Future[_Work] | None) -> None:
+    def finish(self, staged: _Staged, future: Future[_Work] | None, job: _Job | None) -> None:
         """Complete one file (in plan order) and publish it, or hold it for --strict."""
-        if future is not None:
+        if future is not None and job is not None:
             try:
-                _complete(staged, future.result(), self.sequencer, self.factory)
+                try:
+                    work = future.result()
+                except WorkerDied as exc:
+                    logger.warning("%s: %s; reading it in this process", job.source.path, exc)
+                    shutil.rmtree(job.staging, ignore_errors=True)
+                    job.staging.mkdir(parents=True)
+                    work = _read(job)
+                _complete(staged, work, self.sequencer, self.factory)
             except ChangedWhileReading as exc:
                 staged.result.status = "changed"
                 staged.result.note = str(exc).split(": ", 1)[1]
@@ -635,16 +659,16 @@ def land(
                 else None,
             )
             runs.append(run)
-            window: deque[tuple[_Staged, Future[_Work] | None]] = deque()
+            window: deque[tuple[_Staged, Future[_Work] | None, _Job | None]] = deque()
             inline = isinstance(executor, _Inline)
             for source in sources:
                 staged, job = _plan_file(source, entries, staging, factory, keep_content=inline)
                 future = executor.submit(_read, job) if job is not None else None
-                window.append((staged, future))
+                window.append((staged, future, job))
                 # A few files in flight: memory stays bounded by a few files.
                 while window and (len(window) > MAX_IN_FLIGHT or source is sources[-1]):
-                    done, done_future = window.popleft()
-                    run.finish(done, done_future)
+                    done, done_future, done_job = window.popleft()
+                    run.finish(done, done_future, done_job)
                     results.append(done.result)
                     if on_file is not None:
                         on_file(done.result)
@@ -682,7 +706,6 @@ def _plan_file(
         result.status = decision.status
         return _Staged(result), None
     result.status = "appended" if decision.status == "append" else "landed"
-    lines = count_lines(snap.content, 0, snap.complete_end) if source.reader == "jsonl" else 0
     entry = ManifestEntry(
         table_name=factory.table,
         source_file=str(source.path.resolve()),
@@ -690,7 +713,7 @@ def _plan_file(
         mtime_ns=snap.mtime_ns,
         content_hash=decision.digest,
         bytes_consumed=snap.complete_end,
-        lines_consumed=lines,
+        lines_consumed=0,  # filled from the reader's count
         rows_landed=0,
         rows_rejected=0,
         claimed_iteration=source.claimed_iteration,
@@ -737,6 +760,6 @@ def _complete(
     entry.rows_rejected = work.rejected
     entry.iteration_min = work.range_min
     entry.iteration_max = work.range_max
-    if entry.lines_consumed == 0:  # a table: rows, not lines
-        entry.lines_consumed = work.landed + work.rejected
+    # JSON lines: lines; a parquet table: rows.
+    entry.lines_consumed = work.lines if work.lines else work.landed + work.rejected
     staged.data, staged.rejects = work.data, work.rejects

@@ -308,18 +308,33 @@ def _not_json(value: object) -> object:
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
-# The C encoder json.dumps builds on every call, built once (no NaN, UTF-8 kept).
-_ENCODE = c_make_encoder(
-    None, _not_json, c_encode_basestring, None, ": ", ", ", False, False, False
-)
+# The C encoder json.dumps builds on every call, built once (compact, no NaN, UTF-8 kept).
+_ENCODE = c_make_encoder(None, _not_json, c_encode_basestring, None, ":", ",", False, False, False)
 
 
 def finite_json(value: Any) -> str:
-    """``value`` as JSON text; NaN and Infinity (not JSON) become strings."""
+    """``value`` as JSON text, objects without their null members.
+
+    NaN and Infinity (not JSON) become the strings "NaN", "Infinity". A member
+    whose value is null says no more than an absent one, and typed readers
+    cannot tell the two apart, so every path drops it (list items stay).
+    """
     try:
-        return "".join(_ENCODE(value, 0))
+        text = "".join(_ENCODE(value, 0))
     except ValueError:
-        return "".join(_ENCODE(_finite(value), 0))
+        value = _finite(value)
+        text = "".join(_ENCODE(value, 0))
+    if ":null" in text:
+        text = "".join(_ENCODE(_without_nulls(value), 0))
+    return text
+
+
+def _without_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
 
 
 def _finite(value: Any) -> Any:

@@ -42,6 +42,7 @@ from obs.ingest.landing import (
 )
 from obs.ingest.readers import Record, RowError, finite_json, raw_of
 from obs.ingest.rewards import load_reward, score_rows
+from obs.ingest.rollouts_fast import applies, fast_rollouts
 from obs.ingest.schema import ROLLOUT_TABLE, ROLLOUTS
 
 # File names, each with what wrote it and the run suffix its rows land under.
@@ -360,6 +361,24 @@ class RolloutBuilder:
     def schema(self) -> pa.Schema:
         return ROLLOUT_TABLE.schema
 
+    def fast(
+        self, source: SourceFile, content: bytes, start: int, end: int, first_line: int
+    ) -> pa.Table | None:
+        """The whole file through the bulk path, or None to read it row by row."""
+        if self.options.reward is not None or self.tokenizer is not None:
+            return None
+        if not applies(source.path, source.format) or source.reader != "jsonl":
+            return None
+        return fast_rollouts(
+            content,
+            start,
+            end,
+            first_line,
+            claimed=source.claimed_iteration,
+            fixed=self.options.iteration,
+            path=str(source.path.resolve()),
+        )
+
     def _number(self, iteration: int, prompt_hash: str) -> int:
         key = (iteration, prompt_hash)
         value = self._counts.get(key, 0)
@@ -470,7 +489,10 @@ class RolloutBuilder:
                 else:
                     extra[name] = item
             elif role == "double":
-                out[rank] = as_double(name, item)
+                if out[rank] is not None and item is not None:
+                    extra[name] = item  # V_i beside v_i: the second is kept, not lost
+                else:
+                    out[rank] = as_double(name, item)
             elif role == "int":
                 out[rank] = as_int(name, item)
             else:
@@ -531,7 +553,8 @@ class RolloutBuilder:
         out[6] = score
         out[10] = case
         out[20] = rewards or None
-        out[21] = finite_json(extra) if extra else None
+        text = finite_json(extra) if extra else None
+        out[21] = None if text == "{}" else text
         out[22] = path
         out[23] = line
         out[24] = len(response)
