@@ -10,6 +10,7 @@ and exits.
 
 from __future__ import annotations
 
+import contextlib
 import pickle
 import queue
 import struct
@@ -46,27 +47,38 @@ class WorkerDied(RuntimeError):
 
 
 class WorkerPool:
-    """``submit(function, argument) -> Future`` over a few worker processes."""
+    """``submit(function, argument) -> Future`` over a few worker processes.
+
+    A worker that dies fails the job it had (the caller reads that file itself)
+    and is started again, up to ``RESTARTS`` times; past that its thread fails
+    every job it takes at once, so nothing ever waits on a dead process.
+    """
+
+    RESTARTS = 3
 
     def __init__(self, count: int) -> None:
         self._jobs: queue.Queue[tuple[Callable[[Any], Any], Any, Future[Any]] | None] = (
             queue.Queue()
         )
         self._processes: list[subprocess.Popen[bytes]] = []
-        self._threads: list[threading.Thread] = []
-        for _ in range(count):
-            process = subprocess.Popen(
-                [sys.executable, "-m", "obs.ingest._workers"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-            )
-            self._processes.append(process)
-            thread = threading.Thread(target=self._serve, args=(process,), daemon=True)
+        self._lock = threading.Lock()
+        self._threads = [threading.Thread(target=self._serve, daemon=True) for _ in range(count)]
+        for thread in self._threads:
             thread.start()
-            self._threads.append(thread)
 
-    def _serve(self, process: subprocess.Popen[bytes]) -> None:
-        assert process.stdin is not None and process.stdout is not None
+    def _start(self) -> subprocess.Popen[bytes]:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "obs.ingest._workers"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        with self._lock:
+            self._processes.append(process)
+        return process
+
+    def _serve(self) -> None:
+        process: subprocess.Popen[bytes] | None = self._start()
+        restarts = 0
         while True:
             item = self._jobs.get()
             if item is None:
@@ -74,11 +86,18 @@ class WorkerPool:
             function, argument, future = item
             if not future.set_running_or_notify_cancel():
                 continue
+            if process is None:
+                future.set_exception(WorkerDied("no ingest worker process left"))
+                continue
+            assert process.stdin is not None and process.stdout is not None
             try:
                 _send(process.stdin, (function, argument))
                 ok, value = _receive(process.stdout)
             except (EOFError, OSError) as exc:
                 future.set_exception(WorkerDied(f"an ingest worker process died ({exc!r})"))
+                _stop(process)
+                restarts += 1
+                process = self._start() if restarts <= self.RESTARTS else None
                 continue
             if ok:
                 future.set_result(value)
@@ -95,15 +114,22 @@ class WorkerPool:
             self._jobs.put(None)
         for thread in self._threads:
             thread.join()
-        for process in self._processes:
-            if process.stdin is not None:
-                process.stdin.close()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-            if process.stdout is not None:
-                process.stdout.close()
+        with self._lock:
+            for process in self._processes:
+                _stop(process)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """Close a worker's pipes (it then exits); kill it if it does not."""
+    for stream in (process.stdin, process.stdout):
+        if stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def _warm_up() -> None:

@@ -211,3 +211,28 @@ def test_two_ingests_at_once_land_and_report_each_row_once(tmp_path: Path) -> No
     reports = [json.loads(p.communicate()[0]) for p in (first, second)]
     assert sorted(r["rows_landed"] for r in reports) == [0, written]
     assert_lake_sound(lake, written)
+
+
+def test_a_worker_killed_mid_ingest_costs_nothing(tmp_path: Path) -> None:
+    """A worker process dying (out of memory, say) has its file read by the ingest itself."""
+    dumps, lake, warehouse = tmp_path / "dumps", tmp_path / "lake", tmp_path / "w.duckdb"
+    padding = "x" * 4000  # 30 files of ~1 MB: enough for worker processes
+    for iteration in range(30):
+        rows = [line(f"p{p}", p % 2, step=iteration, pad=padding) for p in range(250)]
+        write_dump(dumps / f"{iteration}.jsonl", rows)
+    command = [OBS, "--lake", str(lake), "--warehouse", str(warehouse), "ingest", "rollouts"]
+    process = subprocess.Popen([*command, str(dumps), "--run", "r", "-q"])
+    victim = None
+    deadline = time.monotonic() + 30
+    while victim is None and time.monotonic() < deadline and process.poll() is None:
+        found = subprocess.run(
+            ["pgrep", "-P", str(process.pid), "-f", "obs.ingest._workers"],
+            capture_output=True,
+            text=True,
+        ).stdout.split()
+        victim = int(found[0]) if found else None
+    assert victim is not None, "no worker process was seen"
+    time.sleep(0.3)
+    os.kill(victim, signal.SIGKILL)
+    assert process.wait(timeout=120) == 0
+    assert_lake_sound(lake, 30 * 250)
