@@ -103,12 +103,6 @@ class Staging:
         self.root = lake / STAGING / f"{run_id}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
         self.root.mkdir(parents=True, exist_ok=True)
 
-    def new_part(self, table: str) -> Path:
-        """A fresh staging folder for one part; write ``part.parquet`` inside it."""
-        folder = self.root / f"{table}.{uuid.uuid4().hex[:12]}"
-        folder.mkdir()
-        return folder / "part.parquet"
-
     def discard(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
 

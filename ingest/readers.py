@@ -262,10 +262,6 @@ def json_records(content: bytes, start: int, end: int, first_line: int) -> Itera
         yield Record(number, "", value)
 
 
-def count_lines(content: bytes, start: int, end: int) -> int:
-    return content.count(b"\n", start, end)
-
-
 def parquet_records(content: bytes, path: Path, batch_rows: int) -> Iterator[list[Record]]:
     """Rows of a parquet file, in batches, numbered from 1."""
     try:
