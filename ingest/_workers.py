@@ -110,6 +110,14 @@ class WorkerPool:
         return future
 
     def shutdown(self) -> None:
+        """Cancel jobs not started, let running ones finish, stop the workers."""
+        while True:
+            try:
+                item = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if item is not None:
+                item[2].cancel()
         for _ in self._threads:
             self._jobs.put(None)
         for thread in self._threads:

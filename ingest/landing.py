@@ -72,6 +72,7 @@ class Reject:
     reason: str
     raw: str
     fixable_by: str | None = None  # an option that would let the row land
+    whole_file: bool = False  # the option is for a file none of whose rows landed
 
 
 @dataclass(frozen=True)
@@ -112,9 +113,19 @@ class BuilderFactory(Protocol):
 
 
 SKIPPED = frozenset(
-    {"unchanged", "copy", "rewritten", "refused", "waiting", "retry", "changed", "damaged"}
+    {
+        "unchanged",
+        "copy",
+        "rewritten",
+        "refused",
+        "waiting",
+        "retry",
+        "changed",
+        "damaged",
+        "unreadable",
+    }
 )
-PROBLEMS = frozenset({"rewritten", "refused", "retry", "changed", "damaged"})
+PROBLEMS = frozenset({"rewritten", "refused", "retry", "changed", "damaged", "unreadable"})
 
 
 @dataclass
@@ -203,7 +214,14 @@ def _decide(
 ) -> _Decision:
     """What to do with a file, given what its run already landed."""
     path = str(source.path.resolve())
-    mine = [e for e in entries if e.table_name == table]
+    # Content is compared only among files that claim the same iteration (or
+    # none): a dump that starts like another iteration's is no append of it.
+    mine = [
+        e
+        for e in entries
+        if e.table_name == table
+        and (e.claimed_iteration == source.claimed_iteration or e.source_file == path)
+    ]
     same_path = [e for e in mine if e.source_file == path]
     last = same_path[-1] if same_path else None
     end = snap.complete_end
@@ -247,13 +265,12 @@ def _decide(
             digest=digest,
         )
     if best is not None:
-        return _Decision("append", best.bytes_consumed, best.lines_consumed + 1, digest=digest)
+        # Counted, not taken from the entry: a file of this very call may not
+        # have its line count yet.
+        first_line = snap.content.count(b"\n", 0, best.bytes_consumed) + 1
+        return _Decision("append", best.bytes_consumed, first_line, digest=digest)
     if source.claimed_iteration is not None:
-        owners = [
-            e
-            for e in mine
-            if e.claimed_iteration == source.claimed_iteration and e.source_file != path
-        ]
+        owners = [e for e in mine if e.source_file != path]
         if owners:
             return _Decision(
                 "refused",
@@ -383,7 +400,11 @@ def _batches(job: _Job, builder: Builder) -> Iterator[tuple[pa.Table, list[Rejec
     fast = getattr(builder, "fast", None)
     if fast is not None:
         job.content = _content(job)  # read once, whichever path parses it
-        table = fast(job.source, job.content, job.start, job.end, job.first_line)
+        try:
+            table = fast(job.source, job.content, job.start, job.end, job.first_line)
+        except Exception:  # the bulk path only speeds up; the rules decide
+            logger.debug("bulk path failed for %s", job.source.path, exc_info=True)
+            table = None
         if table is not None:
             yield table, []
             return
@@ -426,12 +447,21 @@ def _read_file(job: _Job) -> _Work:
     finally:
         if writer is not None:
             writer.close()
-    fixes = {r.fixable_by for r in rejects}
-    if landed == 0 and rejects and None not in fixes:
+    fixable = [r for r in rejects if r.fixable_by and not r.whole_file]
+    if not fixable and not landed and rejects and all(r.fixable_by for r in rejects):
+        fixable = rejects
+    if fixable:
+        # Landing the rest would record the file, and the retry with the
+        # option could then never land these rows: land none of it yet.
+        fixes = ", ".join(sorted({r.fixable_by for r in fixable if r.fixable_by}))
+        what = (
+            "every row was"
+            if len(fixable) == len(rejects) and not landed
+            else (f"{len(fixable):,} rows were")
+        )
         note = (
-            f"every row was rejected ({rejects[0].reason}); pass "
-            f"{', '.join(sorted(f for f in fixes if f))} and ingest it again "
-            "(nothing was recorded, so the retry lands it)"
+            f"{what} rejected ({fixable[0].reason}); pass {fixes} and ingest it again "
+            "(nothing of the file landed or was recorded, so the retry lands it)"
         )
         return _Work(None, None, 0, len(rejects), [r.reason for r in rejects], note)
     reject_path = None
@@ -485,6 +515,10 @@ class _Sequencer:
             for low, high, part in self.parts
             if low is not None and high is not None and low <= value <= high
         ]
+        missing = [f for f in files if not Path(f).is_file()]
+        if missing:
+            logger.warning("%s: a landed part is missing (deleted by hand?)", missing[0])
+            files = [f for f in files if f not in missing]
         if not files:
             return
         groups = list(self.numbering.groups)
@@ -605,7 +639,19 @@ class _Run:
             except ChangedWhileReading as exc:
                 staged.result.status = "changed"
                 staged.result.note = str(exc).split(": ", 1)[1]
-            if staged.result.status in {"retry", "changed"}:
+            except IngestError as exc:
+                staged.result.status = "unreadable"
+                staged.result.note = (
+                    f"{str(exc).split(': ', 1)[-1]}; nothing of it landed (if it is still "
+                    "being written, ingest it again once it is complete)"
+                )
+            except Exception as exc:
+                logger.debug("reading %s failed", job.source.path, exc_info=True)
+                staged.result.status = "unreadable"
+                staged.result.note = (
+                    f"could not be read ({type(exc).__name__}: {exc}); nothing of it landed"
+                )
+            if staged.result.status in {"retry", "changed", "unreadable"}:
                 if staged.entry in self.entries:
                     self.entries.remove(staged.entry)
                 staged.entry = None
@@ -633,20 +679,25 @@ def land(
         by_run.setdefault(source.run_id, []).append(source)
     results: list[FileResult] = []
     runs: list[_Run] = []
-    executor = _executor(plan, factory, workers)
+    stagings: list[Staging] = []
     with contextlib.ExitStack() as stack:
-        stack.callback(executor.shutdown)
+        # Every run's lock, in one order for every caller (no two ingests can
+        # each hold one the other waits for), held to the end: --strict
+        # publishes every run's parts at once.
+        for run_id in sorted(by_run):
+            stack.enter_context(lake_files.run_lock(lake, run_id))
+        stack.callback(lambda: [s.discard() for s in stagings])
+        executor = _executor(plan, factory, workers)
+        stack.callback(executor.shutdown)  # runs first: no job writes after a discard
         for run_id, sources in by_run.items():
             tables = [factory.table, REJECTS]
-            # Held to the end: --strict publishes every run's parts at once.
-            stack.enter_context(lake_files.run_lock(lake, run_id))
             entries = lake_files.read_manifest(lake, run_id)
             known = {part for e in entries for part in e.parts}
             removed = lake_files.remove_debris(lake, run_id, tables, known)
             if removed:
                 logger.warning("run %s: removed %d parts a killed ingest left", run_id, removed)
             staging = Staging(lake, run_id)
-            stack.callback(staging.discard)
+            stagings.append(staging)
             run = _Run(
                 lake,
                 run_id,

@@ -12,6 +12,8 @@ disagree with it.
 
 from __future__ import annotations
 
+import base64
+import datetime
 import io
 import json
 import math
@@ -20,6 +22,7 @@ import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from decimal import Decimal
 from json.encoder import c_encode_basestring, c_make_encoder  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any
@@ -66,7 +69,10 @@ def snapshot(path: Path, *, line_based: bool) -> Snapshot:
 
 def _gzip_header(raw: bytes, at: int) -> int:
     """Where the deflate data of the gzip member starting at ``at`` begins."""
-    if raw[at : at + 2] != b"\x1f\x8b" or len(raw) < at + 10 or raw[at + 2] != 8:
+    head = raw[at : at + 10]
+    if len(head) < 10 and b"\x1f\x8b\x08".startswith(head[:3]):
+        raise EOFError  # a member whose header is still being written
+    if head[:3] != b"\x1f\x8b\x08":
         raise ValueError("not a gzip member")
     flags = raw[at + 3]
     position = at + 10
@@ -173,10 +179,16 @@ class Record:
 class RowError(ValueError):
     """A row that cannot land, with the reason written to ``_rejects``."""
 
-    def __init__(self, reason: str, *, fixable_by: str | None = None) -> None:
+    def __init__(
+        self, reason: str, *, fixable_by: str | None = None, whole_file: bool = False
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
+        # An option that lets the row land. With ``whole_file`` it applies to a
+        # file none of whose rows landed (no reward column: score it); without,
+        # one such row keeps the whole file back (no iteration: pass one).
         self.fixable_by = fixable_by
+        self.whole_file = whole_file
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -301,7 +313,18 @@ def raw_of(value: Any) -> str:
 
 
 def _not_json(value: object) -> object:
-    raise TypeError(f"{type(value).__name__} is not JSON")
+    """JSON forms of the typed values a parquet table can hold."""
+    if isinstance(value, datetime.datetime | datetime.date | datetime.time):
+        return value.isoformat()
+    if isinstance(value, datetime.timedelta):
+        return value.total_seconds()
+    if isinstance(value, Decimal):
+        return float(value) if value.is_finite() else str(value)
+    if isinstance(value, bytes | bytearray | memoryview):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    return str(value)
 
 
 # The C encoder json.dumps builds on every call, built once (compact, no NaN, UTF-8 kept).

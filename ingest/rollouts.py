@@ -25,6 +25,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -208,13 +209,16 @@ def as_double(name: str, value: object) -> float | None:
             return float(value)  # type: ignore[arg-type]
     elif value is None:
         return None
+    if isinstance(value, Decimal):
+        value = float(value)
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise RowError(f"field {name!r} must be a number, got {_kind(value)}")
-    if isinstance(value, str):
-        if not JSON_NUMBER.match(value.strip()):
-            raise RowError(f"field {name!r} must be a number, got text {value[:40]!r}")
-        value = float(value)
-    number = float(value)
+    if isinstance(value, str) and not JSON_NUMBER.match(value.strip()):
+        raise RowError(f"field {name!r} must be a number, got text {value[:40]!r}")
+    try:
+        number = float(value)
+    except OverflowError:
+        raise RowError(f"field {name!r} is out of range (at most 1e100 in size)") from None
     if not math.isfinite(number):
         raise RowError(f"field {name!r} is not a finite number ({number})")
     if abs(number) > NUMBER_LIMIT:
@@ -228,6 +232,8 @@ def as_int(name: str, value: object) -> int | None:
         return value  # type: ignore[return-value]
     if value is None:
         return None
+    if isinstance(value, Decimal):
+        value = int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise RowError(f"field {name!r} must be a whole number, got {_kind(value)}")
     if isinstance(value, str):
@@ -419,7 +425,7 @@ class RolloutBuilder:
                 row = self._row(source, record.value, path, record.line, record.numeric)
             except RowError as exc:
                 raw = record.raw or raw_of(record.value)
-                rejects.append(Reject(record.line, exc.reason, raw, exc.fixable_by))
+                rejects.append(Reject(record.line, exc.reason, raw, exc.fixable_by, exc.whole_file))
                 continue
             rows.append(row)
         rejects.sort(key=lambda r: r.line)
@@ -489,7 +495,9 @@ class RolloutBuilder:
                 else:
                     extra[name] = item
             elif role == "double":
-                if out[rank] is not None and item is not None:
+                if item is None:
+                    continue
+                if out[rank] is not None:
                     extra[name] = item  # V_i beside v_i: the second is kept, not lost
                 else:
                     out[rank] = as_double(name, item)
@@ -506,6 +514,7 @@ class RolloutBuilder:
                 raise RowError(
                     "no reward column with a value (TRL completions)",
                     fixable_by="--reward gsm8k (or package.module:function)",
+                    whole_file=True,
                 )
             # TRL's total with its default weights of 1 (the weights are not logged).
             score = math.fsum(v for _, v in rewards)
@@ -517,6 +526,7 @@ class RolloutBuilder:
                 raise RowError(
                     "missing required field 'score' (or 'reward')",
                     fixable_by="--reward gsm8k (or package.module:function)",
+                    whole_file=True,
                 )
             score = as_double(chosen[1], chosen[2])
             if trl:  # scored at ingest: the reward columns are still per-function rewards
@@ -525,9 +535,8 @@ class RolloutBuilder:
                 rewards = _rewards(picks["rewards"][2])
                 if rewards is None:
                     extra["rewards"] = picks["rewards"][2]
+        # The iteration: from the file's name, else the row's field, else --iteration.
         iteration = source.claimed_iteration
-        if iteration is None:
-            iteration = self.options.iteration
         given = picks.get("iteration")
         if given is not None:
             number = as_int(given[1], given[2])
@@ -535,6 +544,8 @@ class RolloutBuilder:
                 iteration = number
             elif number != iteration:
                 extra[given[1]] = given[2]
+        if iteration is None:
+            iteration = self.options.iteration
         if iteration is None:
             raise RowError(
                 "no iteration: no 'step' or 'iteration' field, none in the file name",

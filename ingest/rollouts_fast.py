@@ -81,18 +81,29 @@ def _plain(kind: pa.DataType) -> bool:
     )
 
 
-def _finite(column: pa.ChunkedArray | pa.Array) -> bool:
-    """No NaN or Infinity anywhere in the column, nested values included."""
+def _finite(column: pa.ChunkedArray | pa.Array, *, as_written: bool = False) -> bool:
+    """No NaN or Infinity anywhere in the column, nested values included.
+
+    With ``as_written``, floating values must also have a fraction: pyarrow
+    reads ``1`` beside ``2.5`` as ``1.0`` (and a 20-digit integer as a
+    rounded double), so a whole value's JSON text cannot be told from them.
+    """
     array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     kind = array.type
     if pa.types.is_floating(kind):
-        return array.null_count == len(array) or bool(
-            pc.all(pc.or_kleene(pc.is_null(array), pc.is_finite(array))).as_py()
-        )
+        if array.null_count == len(array):
+            return True
+        good = pc.is_finite(array)
+        if as_written:
+            good = pc.and_(good, pc.not_equal(array, pc.floor(array)))
+        return bool(pc.all(pc.or_kleene(pc.is_null(array), good)).as_py())
     if pa.types.is_struct(kind):
-        return all(_finite(array.field(i)) for i in range(kind.num_fields))
+        names = [kind.field(i).name.lower() for i in range(kind.num_fields)]
+        if len(set(names)) != len(names):
+            return False  # DuckDB reads struct members without regard to case
+        return all(_finite(array.field(i), as_written=as_written) for i in range(kind.num_fields))
     if pa.types.is_list(kind):
-        return _finite(array.flatten())
+        return _finite(array.flatten(), as_written=as_written)
     return True
 
 
@@ -196,6 +207,11 @@ def fast_rollouts(
         return None  # NaN and Infinity: the rules judge them field by field
     unknown = [n for n in table.column_names if n not in KNOWN and n != "gts"]
     if ROW_BY_ROW & set(table.column_names):
+        return None
+    if len({n.lower() for n in unknown}) != len(unknown):
+        return None  # keys differing only by case: DuckDB would mix them up
+    written = [table.column(n) for n in [*unknown, "gts"] if n in table.column_names]
+    if not all(_finite(c, as_written=True) for c in written):
         return None
     if not all(
         _plain(table.schema.field(n).type) for n in [*unknown, "gts"] if n in table.schema.names

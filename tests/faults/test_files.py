@@ -206,8 +206,8 @@ def test_all_rejected_for_a_missing_option_is_retried(
     failed = invoke(["ingest", "rollouts", table, "--run", "t"], exit_code=1)
     assert failed.stderr.strip().splitlines()[-1] == (
         f"Error: {table}: every row was rejected (no iteration: no 'step' or 'iteration' "
-        "field, none in the file name); pass --iteration N and ingest it again (nothing "
-        "was recorded, so the retry lands it)"
+        "field, none in the file name); pass --iteration N and ingest it again (nothing of "
+        "the file landed or was recorded, so the retry lands it)"
     )
     landed = invoke(["ingest", "rollouts", table, "--run", "t", "--iteration", "4"])
     assert landed.stdout.startswith("run t: 1 row landed, 0 rejected, from 1 file")

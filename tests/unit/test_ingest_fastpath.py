@@ -52,7 +52,7 @@ CLEAN = {
     ],
     "unknown-fields": [
         _line("p", 1, acc=True, pred="42", meta={"seed": 7, "tags": ["x", None], "m": {"n": None}}),
-        _line("p", 0, acc=False, reward_extra=[1, 2.5], note=None, meta={"seed": 8}),
+        _line("p", 0, acc=False, reward_extra=[1.5, 2.5], note=None, meta={"seed": 8}),
         _line("q", 1, deep=[{"a": [{"b": 1}]}, None, {}]),
     ],
     "table-vocabulary": [
