@@ -1,4 +1,4 @@
-{# A view over the lake: names and types of DESIGN.md, nothing computed but
+{# A view over the lake: the canonical rollout names and types, nothing computed but
    casts. It must stay a view so the rollout text is never copied. #}
 with
 
