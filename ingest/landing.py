@@ -94,8 +94,6 @@ class Builder(Protocol):
     table: str
     numbering: Numbering | None
 
-    def schema(self) -> pa.Schema: ...
-
     def build(self, source: SourceFile, records: list[Record]) -> tuple[pa.Table, list[Reject]]:
         """Rows for the records that land, rejects for the others (same batch)."""
         ...
@@ -429,7 +427,7 @@ def _read_file(job: _Job) -> _Work:
             if writer is None:
                 data.parent.mkdir(parents=True)
                 writer = pq.ParquetWriter(
-                    data, builder.schema(), compression="zstd", compression_level=1
+                    data, job.factory.schema, compression="zstd", compression_level=1
                 )
             writer.write_table(table)
             landed += table.num_rows

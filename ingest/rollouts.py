@@ -55,7 +55,6 @@ PATTERNS: list[tuple[re.Pattern[str], str, str, str]] = [
     (re.compile(r"^completions_(\d+)\.parquet$"), "trl", "parquet", ""),
 ]
 TABLE_SUFFIXES = (".parquet", ".jsonl", ".jsonl.gz", ".ndjson", ".json")
-VAL_SUFFIX = ":val"
 
 # Numbers outside this range are rejected: their squares would overflow a
 # double, and a variance over them would break the build of every run.
@@ -172,17 +171,6 @@ def plan_rollouts(
 
 
 # --------------------------------------------------------------------------- values
-
-
-def _text(row: dict[str, Any], names: Sequence[str], label: str) -> tuple[str, str]:
-    for name in names:
-        value = row.get(name)
-        if value is None:
-            continue
-        if not isinstance(value, str):
-            raise RowError(f"field {name!r} must be text, got {_kind(value)}")
-        return name, value
-    raise RowError(f"missing required field {names[0]!r} ({label})")
 
 
 def _kind(value: object) -> str:
@@ -363,9 +351,6 @@ class RolloutBuilder:
             if options.tokenizer not in _TOKENIZERS:
                 _TOKENIZERS[options.tokenizer] = load_tokenizer(options.tokenizer)
             self.tokenizer = _TOKENIZERS[options.tokenizer]
-
-    def schema(self) -> pa.Schema:
-        return ROLLOUT_TABLE.schema
 
     def fast(
         self, source: SourceFile, content: bytes, start: int, end: int, first_line: int

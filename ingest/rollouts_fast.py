@@ -59,7 +59,6 @@ ALIASES = {
     "s_i": ("S_i", "s_i"),
 }
 DOUBLES = ("alpha_threshold", "prompt_strict_acc", "inst_strict_acc", "format_score")
-INTS = ("num_instructions", "num_followed", "data_idx")
 # Fields whose rules need a row at a time: such files take the line-by-line path.
 ROW_BY_ROW = frozenset({"ground_truth", "reward_model", "rewards"})
 NUMBER_LIMIT = 1e100

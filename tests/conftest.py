@@ -23,7 +23,7 @@ SMALL_C = "Write a JSON object with the key 'city'. End your response with 'Done
 
 
 def prompt_hash(prompt: str) -> str:
-    """DESIGN.md's identity, computed independently of obs."""
+    """The prompt identity (first 16 hex of SHA-256), computed independently of obs."""
     return hashlib.sha256(prompt.encode()).hexdigest()[:16]
 
 
