@@ -1,15 +1,30 @@
-"""Run dbt on the obs project against one warehouse and lake."""
+"""Run dbt on the obs project against one warehouse and lake, in this process.
+
+dbt's own state (``target/``, ``logs/``) lives next to the warehouse it belongs
+to, in ``<warehouse>.dbt/``, so two warehouses never share a manifest. dbt
+re-reads the whole project (several seconds) unless its partial-parse file
+matches; that file is kept per warehouse and seeded from a per-user cache, so
+a fresh warehouse does not pay a full parse either (``_parse_cache``).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import click
+
+PARTIAL_PARSE_FILE = "partial_parse.msgpack"
+# A failed test's rows are printed up to this many.
+FAILURE_ROWS = 10
 
 
 def project_dir() -> Path:
@@ -20,6 +35,71 @@ def project_dir() -> Path:
             f"{root}: no dbt_project.yml; install obs from a checkout with `make install`"
         )
     return root
+
+
+def state_dir(warehouse: Path) -> Path:
+    """dbt's target/ and logs/ for this warehouse, and obs's record of its last build."""
+    return warehouse.parent / f"{warehouse.name}.dbt"
+
+
+def _parse_cache(warehouse: Path, lake: Path) -> tuple[Path, Path | None]:
+    """Where to keep, and where to seed from, a per-user copy of dbt's partial-parse file.
+
+    dbt checks a partial-parse file against the project's files, the vars, the
+    env vars the project reads (the lake path) and the profile before using
+    it, and reparses what changed. Its profile check includes the warehouse
+    path, which obs leaves out (``_path_free_profile``) as no model reads it,
+    but not the database name (the warehouse file's stem), which every
+    compiled relation carries. So the copy is kept per database name and lake:
+    a new warehouse on a known lake parses nothing; on a new lake, only the
+    sources' yml is parsed again (seeded from the newest copy of its name).
+    """
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "obs" / "parse"
+    stem = warehouse.name.split(".")[0]
+    lake_key = hashlib.sha1(str(lake.resolve()).encode()).hexdigest()[:12]
+    exact = base / f"{stem}-{lake_key}.msgpack"
+    if exact.exists():
+        return exact, exact
+    try:
+        named = max(base.glob(f"{stem}-*.msgpack"), key=lambda p: p.stat().st_mtime)
+    except (ValueError, OSError):
+        named = None
+    return exact, named
+
+
+def _copy_atomically(source: Path, target: Path) -> None:
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+        os.close(handle)
+        shutil.copyfile(source, temporary)
+        os.replace(temporary, target)
+    except OSError:
+        # A cache that cannot be written (read-only home) only costs a reparse.
+        with contextlib.suppress(OSError, UnboundLocalError):
+            os.unlink(temporary)
+
+
+def _path_free_profile() -> None:
+    """Leave the warehouse path out of dbt's partial-parse profile check.
+
+    dbt reparses the whole project (about 5 s) when any connection setting
+    differs from the parse it saved, the DuckDB file's path included, though
+    no obs model reads it. obs runs dbt in its own process, so it drops
+    ``path`` from the keys dbt-duckdb reports for that check; ``dbt`` run from
+    the shell is untouched.
+    """
+    from dbt.adapters.duckdb.credentials import DuckDBCredentials
+
+    keys = DuckDBCredentials._connection_keys
+    if getattr(keys, "_obs_path_free", False):
+        return
+
+    def without_path(self: Any) -> tuple[str, ...]:
+        return tuple(key for key in keys(self) if key != "path")
+
+    without_path._obs_path_free = True  # type: ignore[attr-defined]
+    DuckDBCredentials._connection_keys = without_path  # type: ignore[method-assign]
 
 
 @contextlib.contextmanager
@@ -38,11 +118,12 @@ def lake_environment(warehouse: Path, lake: Path) -> Iterator[None]:
                 os.environ[key] = value
 
 
-def _release_warehouse() -> None:
+def release_warehouse() -> None:
     """Close the DuckDB database dbt-duckdb keeps open in this process.
 
     Without this, a later read-only connection in the same process (``obs
-    demo`` summarising right after its build) is refused by DuckDB.
+    demo`` summarising right after its build) is refused by DuckDB, and
+    another process (``obs sql``, the DuckDB shell) cannot open the file.
     """
     import gc
 
@@ -61,40 +142,120 @@ class BuildResult:
     passed: int
     failed: int
     skipped: int
+    # One line per failed model or test, with what broke.
+    failures: tuple[str, ...] = ()
+    # Models that ran (built, not skipped).
+    models_run: int = 0
+
+
+@dataclass
+class Dbt:
+    """dbt on the obs project for one warehouse and lake, in this process.
+
+    Keeps the parsed project between invocations (``obs watch`` builds every
+    round without parsing again) and releases the warehouse after each.
+    """
+
+    warehouse: Path
+    lake: Path
+    keep_manifest: bool = False
+    _manifest: Any = field(default=None, repr=False)
+
+    def _args(self, command: str, extra_args: Sequence[str]) -> list[str]:
+        root = project_dir()
+        state = state_dir(self.warehouse)
+        return [
+            command,
+            "--project-dir",
+            str(root),
+            "--profiles-dir",
+            str(root),
+            "--target-path",
+            str(state / "target"),
+            "--log-path",
+            str(state / "logs"),
+            *extra_args,
+        ]
+
+    def invoke(self, command: str, extra_args: Sequence[str] = ()) -> BuildResult:
+        """``dbt <command> <extra_args>``; dbt's log goes to stderr."""
+        from dbt.cli.main import dbtRunner  # imported late: it is slow to import
+
+        _path_free_profile()
+        self.warehouse.parent.mkdir(parents=True, exist_ok=True)
+        state = state_dir(self.warehouse)
+        saved_parse = state / "target" / PARTIAL_PARSE_FILE
+        cache, seed = _parse_cache(self.warehouse, self.lake)
+        if self._manifest is None and not saved_parse.exists() and seed is not None:
+            _copy_atomically(seed, saved_parse)
+        with lake_environment(self.warehouse, self.lake), contextlib.redirect_stdout(sys.stderr):
+            try:
+                if self.keep_manifest and self._manifest is None:
+                    parsed = dbtRunner().invoke(self._args("parse", ["--no-write-json"]))
+                    if parsed.success:
+                        self._manifest = parsed.result
+                runner = dbtRunner(manifest=self._manifest)
+                result = runner.invoke(self._args(command, extra_args))
+            finally:
+                release_warehouse()
+        if saved_parse.exists():
+            _copy_atomically(saved_parse, cache)
+        return self._summarise(command, result)
+
+    def _summarise(self, command: str, result: Any) -> BuildResult:
+        passed = failed = skipped = models_run = 0
+        broken: list[tuple[str, Any]] = []
+        nodes = getattr(result.result, "results", None) or []
+        for node in nodes:
+            status = str(getattr(node, "status", "")).lower()
+            kind = getattr(getattr(node, "node", None), "resource_type", "")
+            if status in {"success", "pass"}:
+                passed += 1
+                models_run += str(kind).lower().endswith("model")
+            elif status in {"error", "fail", "runtime error"}:
+                failed += 1
+                broken.append((status, node))
+            else:
+                skipped += 1
+        if result.exception is not None and not nodes:
+            message = str(result.exception).strip().splitlines()[0]
+            raise click.ClickException(f"dbt {command} failed: {message}")
+        failures = tuple(line for status, node in broken for line in self._describe(node))
+        return BuildResult(
+            bool(result.success), passed, failed, skipped, failures, models_run=models_run
+        )
+
+    def _describe(self, node_result: Any) -> list[str]:
+        """What broke: a test's failing rows (one per broken rule), else dbt's message."""
+        node = node_result.node
+        name = getattr(node, "name", "?")
+        code = getattr(node, "compiled_code", None)
+        if str(getattr(node, "resource_type", "")).lower().endswith("test") and code:
+            rows = _test_rows(self.warehouse, code)
+            if rows:
+                return [f"{name}: {row}" for row in rows]
+        message = (getattr(node_result, "message", None) or "failed").strip().splitlines()
+        return [f"{name}: {message[0] if message else 'failed'}"]
+
+
+def _test_rows(warehouse: Path, code: str) -> list[str]:
+    """A failed test's first rows, read back from the warehouse after dbt released it."""
+    import duckdb
+
+    try:
+        with duckdb.connect(str(warehouse), read_only=True) as con:
+            cursor = con.execute(f"select * from ({code}) as failing limit {FAILURE_ROWS}")
+            names = [column[0] for column in cursor.description or []]
+            rows = cursor.fetchall()
+    except duckdb.Error:
+        return []
+    if names[:2] == ["rule", "failing_rows"]:
+        return [f"{rule} ({count} rows)" for rule, count, *_ in rows]
+    return [", ".join(f"{n}={v!r}" for n, v in zip(names, row, strict=True)) for row in rows]
 
 
 def run_dbt(
     command: str, warehouse: Path, lake: Path, extra_args: Sequence[str] = ()
 ) -> BuildResult:
-    """Invoke ``dbt <command>`` in-process; dbt's log goes to stderr."""
-    from dbt.cli.main import dbtRunner  # imported late: it is slow to import
-
-    root = project_dir()
-    warehouse.parent.mkdir(parents=True, exist_ok=True)
-    args = [
-        command,
-        "--project-dir",
-        str(root),
-        "--profiles-dir",
-        str(root),
-        *extra_args,
-    ]
-    with lake_environment(warehouse, lake), contextlib.redirect_stdout(sys.stderr):
-        try:
-            result = dbtRunner().invoke(args)
-        finally:
-            _release_warehouse()
-    passed = failed = skipped = 0
-    nodes = getattr(result.result, "results", None) or []
-    for node in nodes:
-        status = str(getattr(node, "status", "")).lower()
-        if status in {"success", "pass"}:
-            passed += 1
-        elif status in {"error", "fail", "runtime error"}:
-            failed += 1
-        else:
-            skipped += 1
-    if result.exception is not None and not nodes:
-        message = str(result.exception).strip().splitlines()[0]
-        raise click.ClickException(f"dbt {command} failed: {message}")
-    return BuildResult(bool(result.success), passed, failed, skipped)
+    """Invoke ``dbt <command>`` once, in-process; dbt's log goes to stderr."""
+    return Dbt(warehouse, lake).invoke(command, extra_args)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 from pathlib import Path
 
@@ -42,8 +43,12 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     base = ["--lake", lake, "--warehouse", warehouse]
     ingest = run_cli([*base, "ingest", "rollouts", dumps, "--run", "small", "-q"])
     assert "16 rows landed, 2 rejected" in ingest.stdout
-    build = run_cli([*base, "build"])
+    # --unit-tests: dbt's unit tests (the SQL on hand-made rows) run here, in
+    # `make test`; an everyday `obs build` leaves them out.
+    build = run_cli([*base, "build", "--unit-tests"])
     assert build.stdout.strip() == str(warehouse)
+    finished = [line for line in build.stderr.splitlines() if "Finished running" in line]
+    assert finished and re.search(r"\b1\d unit tests\b", finished[0]), finished
     return {"root": root, "lake": lake, "warehouse": warehouse, "dumps": dumps}
 
 

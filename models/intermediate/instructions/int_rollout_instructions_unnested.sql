@@ -1,9 +1,15 @@
-{{ config(materialized='view') }}
-{# One row per rollout and instruction of its prompt. A view: it is read once
-   per build by the instruction marts and holds only small columns. #}
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='delete+insert',
+        unique_key=['run_id', 'iteration'],
+    )
+}}
+{# One row per rollout and instruction of its prompt. Incremental by (run,
+   iteration), like int_rollouts_scored, which it reads. #}
 with
 
-stg_rollouts as (
+int_rollouts_scored as (
     select
         run_id,
         iteration,
@@ -11,8 +17,9 @@ stg_rollouts as (
         sample_idx,
         instruction_ids,
         instruction_followed,
-        prompt_strict_acc
-    from {{ ref('stg_rollouts') }}
+        prompt_strict_acc,
+        ingested_at
+    from ({{ changed_rows(ref('int_rollouts_scored'), own_time='ingested_at') }})
     where len(instruction_ids) > 0
 ),
 
@@ -20,7 +27,7 @@ positions as (
     select
         *,
         unnest(range(1, len(instruction_ids) + 1)) as instruction_position
-    from stg_rollouts
+    from int_rollouts_scored
 ),
 
 unnested as (
@@ -41,7 +48,10 @@ unnested as (
         coalesce(
             instruction_followed[instruction_position],
             prompt_strict_acc >= 1.0
-        ) as is_followed
+        ) as is_followed,
+
+        ---------- timestamps
+        ingested_at
 
     from positions
 )

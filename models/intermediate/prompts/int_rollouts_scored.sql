@@ -1,5 +1,14 @@
-{{ config(materialized='view') }}
-{# A view: it keeps only numeric columns and must never copy the lake. #}
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='delete+insert',
+        unique_key=['run_id', 'iteration'],
+    )
+}}
+{# The one model that reads rollouts from the lake for the marts: every
+   later model reads this narrow table (no prompt or response text) instead
+   of the lake. Incremental by (run, iteration): a build re-reads from the
+   lake only the iterations that received parts since the last build. #}
 with
 
 stg_rollouts as (
@@ -11,12 +20,16 @@ stg_rollouts as (
         score,
         v_i,
         s_i,
+        alpha_threshold,
+        reward_case,
         prompt_strict_acc,
         inst_strict_acc,
         num_instructions,
+        instruction_ids,
+        instruction_followed,
         response_chars,
         ingested_at
-    from {{ ref('stg_rollouts') }}
+    from ({{ changed_rows(ref('stg_rollouts'), own_time='ingested_at') }})
 ),
 
 scored as (
@@ -27,10 +40,16 @@ scored as (
         prompt_hash,
         sample_idx,
 
+        ---------- strings
+        reward_case,
+        instruction_ids,
+
         ---------- numerics
         score,
         v_i,
         s_i,
+        alpha_threshold,
+        prompt_strict_acc,
         inst_strict_acc,
         num_instructions,
         response_chars,
@@ -40,6 +59,7 @@ scored as (
         ) as score_rank,
 
         ---------- booleans
+        instruction_followed,
         coalesce(
             prompt_strict_acc >= 1.0,
             score >= {{ var('pass_threshold') }}

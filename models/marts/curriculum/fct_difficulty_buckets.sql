@@ -1,3 +1,12 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='delete+insert',
+        unique_key=['run_id', 'iteration'],
+    )
+}}
+{# Incremental by (run, iteration): every strategy buckets a prompt against
+   its own iteration only. #}
 with
 
 fct_prompt_iteration as (
@@ -7,12 +16,23 @@ fct_prompt_iteration as (
         prompt_hash,
         mean_at_5,
         mean_score,
-        pass_rate
-    from {{ ref('fct_prompt_iteration') }}
+        pass_rate,
+        ingested_through
+    from ({{
+        changed_rows(ref('fct_prompt_iteration'), upstream_time='ingested_through')
+    }})
 ),
 
 int_difficulty_clusters as (
-    select * from {{ ref('int_difficulty_clusters') }}
+    select int_difficulty_clusters.*
+    from {{ ref('int_difficulty_clusters') }} as int_difficulty_clusters
+    where exists (
+        select 1
+        from fct_prompt_iteration
+        where
+            fct_prompt_iteration.run_id = int_difficulty_clusters.run_id
+            and fct_prompt_iteration.iteration = int_difficulty_clusters.iteration
+    )
 ),
 
 cut_points as (
@@ -111,6 +131,26 @@ unioned as (
     select * from mean_reward_buckets
     union all
     select * from adaptive_buckets
+),
+
+watermarks as (
+    select
+        run_id,
+        iteration,
+        max(ingested_through) as ingested_through
+    from fct_prompt_iteration
+    group by 1, 2
+),
+
+final as (
+    select
+        unioned.*,
+        watermarks.ingested_through
+    from unioned
+    inner join watermarks
+        on
+            unioned.run_id = watermarks.run_id
+            and unioned.iteration = watermarks.iteration
 )
 
-select * from unioned
+select * from final

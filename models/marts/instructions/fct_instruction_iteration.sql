@@ -1,7 +1,14 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='delete+insert',
+        unique_key=['run_id', 'iteration'],
+    )
+}}
 with
 
 int_rollout_instructions_unnested as (
-    select * from {{ ref('int_rollout_instructions_unnested') }}
+    {{ changed_rows(ref('int_rollout_instructions_unnested')) }}
 ),
 
 aggregated as (
@@ -13,10 +20,15 @@ aggregated as (
 
         ---------- numerics
         count(*) as n,
+        count(*) filter (where is_followed) as n_followed,
         count(distinct prompt_hash) as n_prompts,
         avg(case when is_followed then 1.0 else 0.0 end) as success_rate,
         avg(case when has_instruction_flag then 1.0 else 0.0 end)
-            as flag_coverage
+            as flag_coverage,
+
+        ---------- timestamps
+        max(max(ingested_at)) over (partition by run_id, iteration)
+            as ingested_through
 
     from int_rollout_instructions_unnested
     group by 1, 2, 3

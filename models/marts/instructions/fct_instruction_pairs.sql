@@ -1,35 +1,15 @@
+{# A whole-run summary, recomputed each build from the per-iteration counts
+   (small: runs x iterations x pairs), never from the rollouts. #}
 with
-
-int_rollout_instructions_unnested as (
-    select * from {{ ref('int_rollout_instructions_unnested') }}
-),
 
 instruction_rates as (
     {# Each instruction's own success rate over all the run's rollouts. #}
     select
         run_id,
         instruction_id,
-        avg(case when is_followed then 1.0 else 0.0 end) as success_rate
-    from int_rollout_instructions_unnested
+        sum(n_followed) / sum(n) as success_rate
+    from {{ ref('fct_instruction_iteration') }}
     group by 1, 2
-),
-
-pairs as (
-    select
-        first_instruction.run_id,
-        first_instruction.instruction_id as instruction_a,
-        second_instruction.instruction_id as instruction_b,
-        first_instruction.is_followed as is_followed_a,
-        second_instruction.is_followed as is_followed_b
-    from int_rollout_instructions_unnested as first_instruction
-    inner join int_rollout_instructions_unnested as second_instruction
-        on
-            first_instruction.run_id = second_instruction.run_id
-            and first_instruction.iteration = second_instruction.iteration
-            and first_instruction.prompt_hash = second_instruction.prompt_hash
-            and first_instruction.sample_idx = second_instruction.sample_idx
-            and first_instruction.instruction_id
-            < second_instruction.instruction_id
 ),
 
 aggregated as (
@@ -37,14 +17,11 @@ aggregated as (
         run_id,
         instruction_a,
         instruction_b,
-        count(*) as n,
-        avg(case when is_followed_a and is_followed_b then 1.0 else 0.0 end)
-            as joint_success_rate,
-        avg(case when is_followed_a then 1.0 else 0.0 end)
-            as pair_success_rate_a,
-        avg(case when is_followed_b then 1.0 else 0.0 end)
-            as pair_success_rate_b
-    from pairs
+        cast(sum(n) as bigint) as n,
+        sum(n_joint) / sum(n) as joint_success_rate,
+        sum(n_followed_a) / sum(n) as pair_success_rate_a,
+        sum(n_followed_b) / sum(n) as pair_success_rate_b
+    from {{ ref('int_instruction_pair_iteration') }}
     group by 1, 2, 3
 ),
 

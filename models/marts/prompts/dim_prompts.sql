@@ -1,12 +1,22 @@
 {{
     config(
         materialized='incremental',
-        incremental_strategy='append',
+        incremental_strategy='delete+insert',
+        unique_key='prompt_hash',
     )
 }}
-{# A prompt's text and instructions never change, so new builds only add the
-   hashes not seen before, reading just the rows published since the last new
-   prompt (less the look-back window: see fct_prompt_iteration). #}
+{# A prompt's text and instructions never change. An incremental build reads
+   only the parts published after the newest rollout this table has seen
+   (less the look-back window: see the macro changed_rows) and merges what it
+   finds into the rows it holds. The watermark is read before the query is
+   compiled, so it is a constant DuckDB uses to skip older parts unread. #}
+{% set watermark = none %}
+{% if is_incremental() and execute %}
+    {% set watermark = run_query(
+        "select cast(max(last_ingested_at) - to_seconds("
+        ~ var('incremental_lookback_seconds') ~ ") as varchar) from " ~ this
+    ).columns[0].values()[0] %}
+{% endif %}
 with
 
 stg_rollouts as (
@@ -17,43 +27,82 @@ stg_rollouts as (
         num_instructions,
         data_idx,
         run_id,
-        iteration,
         ingested_at
     from {{ ref('stg_rollouts') }}
-    {% if is_incremental() %}
-        where
-            ingested_at
-            > (select max(first_ingested_at) from {{ this }})
-            - to_seconds({{ var('incremental_lookback_seconds') }})
+    {% if watermark is not none %}
+        where ingested_at > timestamp '{{ watermark }}'
     {% endif %}
 ),
 
-new_prompts as (
+seen as (
     select
-        ---------- ids
         prompt_hash,
         arg_min(data_idx, ingested_at) as data_idx,
         arg_min(run_id, ingested_at) as first_run_id,
-
-        ---------- strings
         any_value(prompt) as prompt,
-        left(any_value(prompt), 80) as prompt_preview,
         arg_max(instruction_ids, len(coalesce(instruction_ids, [])))
             as instruction_ids,
-
-        ---------- numerics
-        length(any_value(prompt)) as prompt_chars,
         max(num_instructions) as num_instructions,
-
-        ---------- timestamps
-        min(ingested_at) as first_ingested_at
-
+        min(ingested_at) as first_ingested_at,
+        max(ingested_at) as last_ingested_at
     from stg_rollouts
     group by 1
+),
+
+merged as (
+    {% if is_incremental() %}
+        {# A prompt this table holds keeps where it was first seen; its
+           instruction list and count take the longest and largest seen. #}
+        select
+            seen.prompt_hash,
+            case
+                when held.prompt_hash is null then seen.data_idx
+                else held.data_idx
+            end as data_idx,
+            coalesce(held.first_run_id, seen.first_run_id) as first_run_id,
+            coalesce(held.prompt, seen.prompt) as prompt,
+            case
+                when
+                    len(coalesce(seen.instruction_ids, []))
+                    > len(coalesce(held.instruction_ids, []))
+                    then seen.instruction_ids
+                else held.instruction_ids
+            end as instruction_ids,
+            greatest(held.num_instructions, seen.num_instructions)
+                as num_instructions,
+            coalesce(held.first_ingested_at, seen.first_ingested_at)
+                as first_ingested_at,
+            greatest(held.last_ingested_at, seen.last_ingested_at)
+                as last_ingested_at
+        from seen
+        left join {{ this }} as held
+            on seen.prompt_hash = held.prompt_hash
+    {% else %}
+        select * from seen
+    {% endif %}
+),
+
+final as (
+    select
+        ---------- ids
+        prompt_hash,
+        data_idx,
+        first_run_id,
+
+        ---------- strings
+        prompt,
+        left(prompt, 80) as prompt_preview,
+        instruction_ids,
+
+        ---------- numerics
+        length(prompt) as prompt_chars,
+        num_instructions,
+
+        ---------- timestamps
+        first_ingested_at,
+        last_ingested_at
+
+    from merged
 )
 
-select new_prompts.*
-from new_prompts
-{% if is_incremental() %}
-    where new_prompts.prompt_hash not in (select prompt_hash from {{ this }})
-{% endif %}
+select * from final

@@ -1,3 +1,10 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='delete+insert',
+        unique_key=['run_id', 'iteration'],
+    )
+}}
 with
 
 fct_prompt_iteration as (
@@ -12,8 +19,11 @@ fct_prompt_iteration as (
         pass_rate,
         mean_response_chars,
         is_zero_variance,
-        zero_variance_outcome
-    from {{ ref('fct_prompt_iteration') }}
+        zero_variance_outcome,
+        ingested_through
+    from ({{
+        changed_rows(ref('fct_prompt_iteration'), upstream_time='ingested_through')
+    }})
 ),
 
 aggregated as (
@@ -39,7 +49,10 @@ aggregated as (
         count(*) filter (where zero_variance_outcome = 'all_failed')
             as n_zero_variance_failed,
         avg(case when is_zero_variance then 1.0 else 0.0 end)
-            as zero_variance_share
+            as zero_variance_share,
+
+        ---------- timestamps
+        max(ingested_through) as ingested_through
 
     from fct_prompt_iteration
     group by 1, 2

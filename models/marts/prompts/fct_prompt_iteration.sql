@@ -7,53 +7,12 @@
 }}
 with
 
-int_rollouts_scored as (
-    select * from {{ ref('int_rollouts_scored') }}
-),
-
-{% if is_incremental() %}
 {# Recompute only the (run, iteration) groups that received rows since the
-   last build: landing iteration 101 leaves iterations 0..100 untouched.
-   Parts become visible in the order of their ingested_at (their publish
-   time), so every part a build did not see is newer than what it saw; the
-   look-back window re-reads the last seconds before the watermark as well,
-   which covers a folder listing racing a publish. Recomputing a group is
-   idempotent (delete+insert of its full aggregate). #}
-landed as (
-    select
-        run_id,
-        max(ingested_through) as ingested_through
-    from {{ this }}
-    group by 1
-),
-
-changed_iterations as (
-    select distinct
-        int_rollouts_scored.run_id,
-        int_rollouts_scored.iteration
-    from int_rollouts_scored
-    left join landed
-        on int_rollouts_scored.run_id = landed.run_id
-    where
-        landed.ingested_through is null
-        or int_rollouts_scored.ingested_at
-        > landed.ingested_through
-        - to_seconds({{ var('incremental_lookback_seconds') }})
-),
-
+   last build: landing iteration 101 leaves iterations 0..100 untouched
+   (macro changed_rows). #}
 rollouts as (
-    select int_rollouts_scored.*
-    from int_rollouts_scored
-    inner join changed_iterations
-        on
-            int_rollouts_scored.run_id = changed_iterations.run_id
-            and int_rollouts_scored.iteration = changed_iterations.iteration
+    {{ changed_rows(ref('int_rollouts_scored')) }}
 ),
-{% else %}
-rollouts as (
-    select * from int_rollouts_scored
-),
-{% endif %}
 
 aggregated as (
     select

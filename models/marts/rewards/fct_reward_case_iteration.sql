@@ -1,11 +1,19 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='delete+insert',
+        unique_key=['run_id', 'iteration'],
+    )
+}}
 with
 
-stg_rollouts as (
+int_rollouts_scored as (
     select
         run_id,
         iteration,
-        reward_case
-    from {{ ref('stg_rollouts') }}
+        reward_case,
+        ingested_at
+    from ({{ changed_rows(ref('int_rollouts_scored')) }})
     where reward_case is not null
 ),
 
@@ -14,8 +22,9 @@ counted as (
         run_id,
         iteration,
         reward_case,
-        count(*) as n
-    from stg_rollouts
+        count(*) as n,
+        max(ingested_at) as ingested_through
+    from int_rollouts_scored
     group by 1, 2, 3
 ),
 
@@ -28,7 +37,11 @@ final as (
 
         ---------- numerics
         n,
-        n * 1.0 / sum(n) over (partition by run_id, iteration) as share
+        n * 1.0 / sum(n) over (partition by run_id, iteration) as share,
+
+        ---------- timestamps
+        max(ingested_through) over (partition by run_id, iteration)
+            as ingested_through
 
     from counted
 )

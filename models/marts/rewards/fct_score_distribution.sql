@@ -1,11 +1,19 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='delete+insert',
+        unique_key=['run_id', 'iteration'],
+    )
+}}
 with
 
 int_rollouts_scored as (
     select
         run_id,
         iteration,
-        score
-    from {{ ref('int_rollouts_scored') }}
+        score,
+        ingested_at
+    from ({{ changed_rows(ref('int_rollouts_scored')) }})
 ),
 
 aggregated as (
@@ -24,7 +32,10 @@ aggregated as (
         {{ quantile('score', 0.5) }} as p50,
         {{ quantile('score', 0.75) }} as p75,
         {{ quantile('score', 0.95) }} as p95,
-        max(score) as max_score
+        max(score) as max_score,
+
+        ---------- timestamps
+        max(ingested_at) as ingested_through
 
     from int_rollouts_scored
     group by 1, 2

@@ -1,12 +1,22 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='delete+insert',
+        unique_key=['run_id'],
+    )
+}}
 {% set bins = var('score_histogram_bins') %}
+{# Bins span the run's score range, so a run is recomputed whole when any
+   of its iterations received rows. #}
 with
 
 int_rollouts_scored as (
     select
         run_id,
         iteration,
-        score
-    from {{ ref('int_rollouts_scored') }}
+        score,
+        ingested_at
+    from ({{ changed_rows(ref('int_rollouts_scored'), grain=['run_id']) }})
 ),
 
 run_ranges as (
@@ -14,7 +24,8 @@ run_ranges as (
     select
         run_id,
         min(score) as range_low,
-        max(score) as range_high
+        max(score) as range_high,
+        max(ingested_at) as ingested_through
     from int_rollouts_scored
     group by 1
 ),
@@ -25,6 +36,7 @@ binned as (
         int_rollouts_scored.iteration,
         run_ranges.range_low,
         run_ranges.range_high,
+        run_ranges.ingested_through,
         case
             when run_ranges.range_high = run_ranges.range_low then 0
             else least(
@@ -48,6 +60,7 @@ all_bins as (
         binned.iteration,
         binned.range_low,
         binned.range_high,
+        binned.ingested_through,
         bin_numbers.bin_index
     from binned
     cross join (
@@ -83,7 +96,10 @@ final as (
         coalesce(counted.n, 0) * 1.0
         / sum(coalesce(counted.n, 0)) over (
             partition by all_bins.run_id, all_bins.iteration
-        ) as share
+        ) as share,
+
+        ---------- timestamps
+        all_bins.ingested_through
 
     from all_bins
     left join counted

@@ -1,6 +1,13 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='delete+insert',
+        unique_key=['run_id', 'iteration'],
+    )
+}}
 with
 
-stg_rollouts as (
+int_rollouts_scored as (
     select
         run_id,
         iteration,
@@ -10,8 +17,9 @@ stg_rollouts as (
         s_i,
         score,
         alpha_threshold,
-        reward_case
-    from {{ ref('stg_rollouts') }}
+        reward_case,
+        ingested_at
+    from ({{ changed_rows(ref('int_rollouts_scored')) }})
     where v_i is not null and s_i is not null
 ),
 
@@ -27,8 +35,10 @@ ranked as (
                 ) }},
                 prompt_hash,
                 sample_idx
-        ) as sample_rank
-    from stg_rollouts
+        ) as sample_rank,
+        max(ingested_at) over (partition by run_id, iteration)
+            as ingested_through
+    from int_rollouts_scored
 ),
 
 final as (
@@ -46,7 +56,10 @@ final as (
         v_i,
         s_i,
         score,
-        alpha_threshold
+        alpha_threshold,
+
+        ---------- timestamps
+        ingested_through
 
     from ranked
     where sample_rank <= {{ var('vi_si_points_per_iteration') }}

@@ -1,0 +1,172 @@
+"""What ``obs build`` needs to build: the lake tables that received parts since its last build.
+
+After a successful full build, obs records beside the warehouse (in its
+``.dbt`` state folder) the newest part of every lake table as listed *before*
+the build started, a fingerprint of the dbt project and its arguments, and
+the warehouse file's identity. The next ``obs build`` compares: when only
+parts were published, it builds the models downstream of the tables that
+received them (``--select source:lake.<table>+``); when nothing was, it says
+so and runs nothing; when the project, the arguments or the warehouse
+changed in any other way, it rebuilds everything (``--full-refresh``), since
+incremental rows built under the old project or vars would otherwise stay.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from obs.cli.dbt import project_dir, state_dir
+
+STATE_FILE = "build-state.json"
+# Folders of the project whose files decide what a build produces.
+PROJECT_PARTS = ("models", "macros", "seeds", "data-tests", "analyses")
+PROJECT_FILES = ("dbt_project.yml", "profiles.yml")
+# dbt arguments that choose what runs: a build given them is the user's own
+# selection, recorded as nothing (the next plain build builds everything).
+SELECTING = {
+    "--select",
+    "-s",
+    "--models",
+    "-m",
+    "--exclude",
+    "--selector",
+    "--resource-type",
+    "--resource-types",
+    "--exclude-resource-type",
+    "--exclude-resource-types",
+    "--state",
+    "--defer",
+}
+# dbt arguments that change nothing a build produces.
+HARMLESS = {
+    "--quiet",
+    "-q",
+    "--debug",
+    "-d",
+    "--write-json",
+    "--no-write-json",
+    "--full-refresh",
+    "-f",
+    "--fail-fast",
+    "-x",
+    "--no-fail-fast",
+    "--use-colors",
+    "--no-use-colors",
+    "--print",
+    "--no-print",
+}
+
+
+def selects(extra_args: Sequence[str]) -> bool:
+    """The user chose what to run (``obs build --select ...``)."""
+    return any(arg.split("=", 1)[0] in SELECTING for arg in extra_args)
+
+
+def full_refresh(extra_args: Sequence[str]) -> bool:
+    return any(arg in {"--full-refresh", "-f"} for arg in extra_args)
+
+
+def lake_marks(lake: Path) -> dict[str, str]:
+    """A mark per lake table that changes whenever a part is published to it."""
+    if not lake.is_dir():
+        return {}
+    return {
+        table.name: _newest_publish(table)
+        for table in sorted(lake.iterdir())
+        if table.is_dir() and not table.name.startswith(("_", "."))
+    }
+
+
+def _newest_publish(table: Path) -> str:
+    """A hash of the names of every part of the table: any part published changes it."""
+    names = sorted(
+        f"{run.name}/{part.name}"
+        for run in table.glob("run_id=*")
+        for part in run.glob("ingested_at=*")
+    )
+    return hashlib.sha1("\n".join(names).encode()).hexdigest() if names else ""
+
+
+def project_fingerprint(extra_args: Sequence[str]) -> str:
+    """Hash of every project file and the dbt arguments: a change means a full build."""
+    digest = hashlib.sha1()
+    root = project_dir()
+    files = [root / name for name in PROJECT_FILES]
+    for part in PROJECT_PARTS:
+        files.extend(sorted(p for p in (root / part).rglob("*") if p.is_file()))
+    for path in files:
+        if path.is_file():
+            digest.update(str(path.relative_to(root)).encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    digest.update("\0".join(a for a in extra_args if a not in HARMLESS).encode())
+    return digest.hexdigest()
+
+
+def _warehouse_identity(warehouse: Path) -> list[int] | None:
+    try:
+        stat = warehouse.stat()
+    except FileNotFoundError:
+        return None
+    return [stat.st_ino, stat.st_size, stat.st_mtime_ns]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to build: everything, the models downstream of some tables, or nothing."""
+
+    full: bool
+    tables: tuple[str, ...]
+    marks: dict[str, str]
+    fingerprint: str
+
+    @property
+    def nothing(self) -> bool:
+        return not self.full and not self.tables
+
+    def select_args(self) -> list[str]:
+        if self.full or not self.tables:
+            return []
+        return ["--select", " ".join(f"source:lake.{table}+" for table in self.tables)]
+
+
+def plan(warehouse: Path, lake: Path, extra_args: Sequence[str], sources: Sequence[str]) -> Plan:
+    """Compare the lake and project with the record of the last full build."""
+    marks = {t: m for t, m in lake_marks(lake).items() if t in sources}
+    fingerprint = project_fingerprint(extra_args)
+    try:
+        recorded = json.loads((state_dir(warehouse) / STATE_FILE).read_text())
+    except (FileNotFoundError, ValueError):
+        return Plan(True, tuple(marks), marks, fingerprint)
+    if (
+        recorded.get("fingerprint") != fingerprint
+        or recorded.get("warehouse") != _warehouse_identity(warehouse)
+        or not isinstance(recorded.get("marks"), dict)
+    ):
+        return Plan(True, tuple(marks), marks, fingerprint)
+    changed = tuple(t for t, mark in marks.items() if recorded["marks"].get(t) != mark)
+    return Plan(False, changed, marks, fingerprint)
+
+
+def record(warehouse: Path, built: Plan) -> None:
+    """Remember a successful build: the marks listed before it started."""
+    recorded_marks = dict(built.marks)
+    state = {
+        "fingerprint": built.fingerprint,
+        "marks": recorded_marks,
+        "warehouse": _warehouse_identity(warehouse),
+    }
+    path = state_dir(warehouse) / STATE_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(state, indent=1))
+    os.replace(temporary, path)
+
+
+def forget(warehouse: Path) -> None:
+    """A failed or partial build: the next ``obs build`` builds everything."""
+    (state_dir(warehouse) / STATE_FILE).unlink(missing_ok=True)

@@ -1,0 +1,107 @@
+{% macro changed_rows(upstream, grain=['run_id', 'iteration'], upstream_time='ingested_at', own_time='ingested_through') %}
+{#- Every row of `upstream` in a group (by `grain`) that received rows this
+    model has not counted yet, when the model builds incrementally; every row
+    otherwise. A run's watermark is the newest `own_time` this model holds
+    for it; groups with rows published after it, or in the look-back window
+    before it (a part published while the last build listed the lake), are
+    recomputed whole, which is idempotent. A run the model does not hold yet
+    is read whole. The changed groups are looked up first and written into
+    the query as constants, so DuckDB skips unchanged lake parts and row
+    groups unread instead of joining every row against them. -#}
+select upstream.*
+from {{ upstream }} as upstream
+{%- if is_incremental() %}
+where {{ changed_groups_predicate(upstream, grain, upstream_time, own_time) }}
+{%- endif %}
+{% endmacro %}
+
+{% macro changed_groups_predicate(upstream, grain, upstream_time, own_time) %}
+{%- if grain[0] != 'run_id' or grain | length > 2 -%}
+    {{ exceptions.raise_compiler_error("changed_rows: grain is [run_id] or [run_id, <integer column>]") }}
+{%- endif -%}
+{%- if not execute -%}
+    true
+{%- else -%}
+    {%- set lookup -%}
+        select distinct
+            {%- for column in grain %}
+            recent.{{ column }}{{ "," if not loop.last }}
+            {%- endfor %}
+        from {{ upstream }} as recent
+        left join (
+            select
+                run_id,
+                max({{ own_time }}) as built_through
+            from {{ this }}
+            group by 1
+        ) as built
+            on recent.run_id = built.run_id
+        where
+            built.built_through is null
+            or recent.{{ upstream_time }} > built.built_through
+            - to_seconds({{ var('incremental_lookback_seconds') }})
+        order by all
+    {%- endset -%}
+    {%- set changed = run_query(lookup) -%}
+    {%- set by_run = {} -%}
+    {%- for row in changed.rows -%}
+        {%- do by_run.setdefault(row[0], []).append(row[1] if grain | length > 1 else none) -%}
+    {%- endfor -%}
+    {%- if not by_run -%}
+        false
+    {%- else -%}
+        (
+        {%- for run, values in by_run.items() %}
+            {{ "or " if not loop.first }}(upstream.run_id = '{{ run | replace("'", "''") }}'
+            {%- if grain | length > 1 %} and upstream.{{ grain[1] }} in ({{ values | join(", ") }}){% endif %})
+        {%- endfor %}
+        )
+    {%- endif -%}
+{%- endif -%}
+{% endmacro %}
+
+{% macro drop_python_temp_tables(relation) %}
+{#- An incremental dbt Python model on DuckDB writes its new rows to a plain
+    table named <model>__dbt_tmp<time> that dbt-duckdb never drops (it takes
+    it for a temporary table). This post-hook drops every such table. -#}
+{%- if execute -%}
+    {%- set leftovers = run_query(
+        "select table_name from information_schema.tables where table_schema = '"
+        ~ relation.schema ~ "' and table_name like '"
+        ~ relation.identifier ~ "\\_\\_dbt\\_tmp%' escape '\\'"
+    ) -%}
+    {%- for row in leftovers.rows %}
+        drop table if exists {{ relation.schema }}."{{ row[0] }}";
+    {%- endfor %}
+{%- endif -%}
+{% endmacro %}
+
+{% macro duckdb__get_delete_insert_merge_sql(target, source, unique_key, dest_columns, incremental_predicates) -%}
+{#- delete+insert for this project's incremental models. dbt-duckdb joins
+    the target with every new row (`delete ... using <new rows>`), so
+    replacing one iteration of 8,000 rollouts matches each old row 8,000
+    times; this joins with the distinct keys instead. -#}
+{%- set dest_cols_csv = get_quoted_csv(dest_columns | map(attribute="name")) -%}
+{%- set keys = [unique_key] if unique_key is string else unique_key -%}
+{%- if keys %}
+    delete from {{ target }} as dbt_incremental_target
+    using (
+        select distinct {{ keys | join(", ") }}
+        from {{ source }}
+    ) as dbt_incremental_keys
+    where
+        {%- for key in keys %}
+        dbt_incremental_keys.{{ key }} = dbt_incremental_target.{{ key }}
+        {{- " and" if not loop.last }}
+        {%- endfor %}
+        {%- for predicate in incremental_predicates or [] %}
+        and {{ predicate }}
+        {%- endfor %};
+{%- endif %}
+
+    insert into {{ target }} ({{ dest_cols_csv }})
+    (
+        select {{ dest_cols_csv }}
+        from {{ source }}
+    )
+{%- endmacro %}

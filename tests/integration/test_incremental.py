@@ -1,0 +1,183 @@
+"""`obs build` builds what changed: its results equal a rebuild from scratch.
+
+A run lands in three steps the way a live run grows: iterations 0..2 and the
+first half of iteration 3's dump; then the rest of that dump (a grown file),
+iteration 4 (a new iteration) and a second run. After each step the same
+warehouse is built incrementally; a second warehouse is then built from
+scratch on the final lake, and every table of the two must hold the same rows.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+from obs.cli import build_state
+from obs.ingest.synthetic import DemoSpec, write_demo_run
+
+from tests.conftest import run_cli
+
+pytestmark = pytest.mark.integration
+
+# Everything here lands within seconds, inside the default look-back window
+# (which re-reads recent parts on purpose); 0 shows the pure rule.
+NO_LOOKBACK = ["--vars", "{incremental_lookback_seconds: 0}"]
+
+
+def _tables(con: duckdb.DuckDBPyConnection, catalog: str) -> list[str]:
+    rows = con.execute(
+        "select table_name from information_schema.tables "
+        "where table_catalog = ? and table_type = 'BASE TABLE' order by 1",
+        [catalog],
+    ).fetchall()
+    return [name for (name,) in rows]
+
+
+def _canonical(con: duckdb.DuckDBPyConnection, catalog: str, table: str) -> str:
+    """A select of the table with doubles rounded (sums may add in another order)."""
+    columns = con.execute(
+        "select column_name, data_type from information_schema.columns "
+        "where table_catalog = ? and table_name = ? order by ordinal_position",
+        [catalog, table],
+    ).fetchall()
+    parts = [
+        f'round("{name}", 9) as "{name}"' if kind == "DOUBLE" else f'"{name}"'
+        for name, kind in columns
+    ]
+    return f'select {", ".join(parts)} from "{catalog}".main."{table}"'
+
+
+def _differences(incremental: Path, full: Path) -> dict[str, tuple[int, int, int]]:
+    """Per table: (rows, rows only in the incremental build, rows only in the full one)."""
+    con = duckdb.connect()
+    try:
+        con.execute(f"attach '{incremental}' as inc (read_only)")
+        con.execute(f"attach '{full}' as full_build (read_only)")
+        assert _tables(con, "inc") == _tables(con, "full_build")
+        found = {}
+        for table in _tables(con, "inc"):
+            a, b = _canonical(con, "inc", table), _canonical(con, "full_build", table)
+            rows = con.execute(f"select count(*) from ({a})").fetchone()
+            only_inc = con.execute(f"select count(*) from ({a} except all {b})").fetchone()
+            only_full = con.execute(f"select count(*) from ({b} except all {a})").fetchone()
+            assert rows and only_inc and only_full
+            found[table] = (rows[0], only_inc[0], only_full[0])
+        return found
+    finally:
+        con.close()
+
+
+def _positions(warehouse: Path, sql: str) -> list[tuple]:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
+    run_a, held = tmp_path / "run_a", tmp_path / "held"
+    write_demo_run(run_a, DemoSpec(prompts=12, iterations=5, samples_per_prompt=4, seed=3))
+    write_demo_run(held / "b", DemoSpec(prompts=9, iterations=3, samples_per_prompt=4, seed=4))
+    (run_a / "4.jsonl").rename(held / "4.jsonl")
+    lines = (run_a / "3.jsonl").read_bytes().splitlines(keepends=True)
+    (run_a / "3.jsonl").write_bytes(b"".join(lines[: len(lines) // 2]))
+
+    lake, warehouse = tmp_path / "lake", tmp_path / "inc" / "obs.duckdb"
+    base = ["--lake", lake, "--warehouse", warehouse]
+    run_cli([*base, "ingest", "rollouts", run_a, "--run", "a", "-q"])
+    run_cli([*base, "build", *NO_LOOKBACK])
+    # Sentinels: an incremental build that re-read an unchanged iteration
+    # would overwrite them; one in the grown iteration must be overwritten.
+    sentinels = {
+        "int_rollouts_scored": "response_chars",
+        "fct_prompt_iteration": "mean_response_chars",
+    }
+    con = duckdb.connect(str(warehouse))
+    for table, column in sentinels.items():
+        flipped = f"update {table} set {column} = -{column} - 1"
+        con.execute(f"{flipped} where run_id = 'a' and iteration in (1, 3)")
+    con.close()
+    # obs builds a warehouse changed behind its back whole; take these edits as its own.
+    state_file = build_state.state_dir(warehouse) / build_state.STATE_FILE
+    state = json.loads(state_file.read_text())
+    state["warehouse"] = build_state._warehouse_identity(warehouse)
+    state_file.write_text(json.dumps(state))
+
+    # The dump grows, a new iteration lands, a second run appears.
+    with (run_a / "3.jsonl").open("ab") as grown:
+        grown.write(b"".join(lines[len(lines) // 2 :]))
+    (held / "4.jsonl").rename(run_a / "4.jsonl")
+    run_cli([*base, "ingest", "rollouts", run_a, "--run", "a", "-q"])
+    run_cli([*base, "ingest", "rollouts", held / "b", "--run", "b", "-q"])
+    plan = build_state.plan(
+        warehouse,
+        lake,
+        ["--no-write-json", "--exclude-resource-type", "unit_test", *NO_LOOKBACK],
+        ["rollouts"],
+    )
+    assert (plan.full, plan.tables) == (False, ("rollouts",))
+    rebuilt = run_cli([*base, "build", *NO_LOOKBACK])
+    assert "up to date" not in rebuilt.stderr
+    con = duckdb.connect(str(warehouse))
+    for table, column in sentinels.items():
+        marked = f"select distinct iteration from {table} where {column} < 0"
+        # Iteration 1 was not read again; the grown iteration 3 was, whole.
+        assert con.execute(marked).fetchall() == [(1,)], table
+        con.execute(f"update {table} set {column} = -{column} - 1 where {column} < 0")
+    con.close()
+
+    full = tmp_path / "full" / "obs.duckdb"
+    run_cli(["--lake", lake, "--warehouse", full, "build", *NO_LOOKBACK])
+    differences = _differences(warehouse, full)
+    assert {t: d for t, d in differences.items() if d[1] or d[2]} == {}
+    # Every model holds rows (an empty table would compare equal trivially).
+    assert [t for t, (rows, _, _) in differences.items() if rows == 0] == []
+    rollouts = _positions(full, "select count(*), count(distinct run_id) from int_rollouts_scored")
+    assert rollouts == [(12 * 5 * 4 + 9 * 3 * 4, 2)]
+
+
+def _small_built_run(tmp_path: Path) -> tuple[list, Path, str]:
+    """A six-prompt run landed and built: the obs arguments, the warehouse, the build's log."""
+    dumps = tmp_path / "dumps"
+    write_demo_run(dumps, DemoSpec(prompts=6, iterations=2, samples_per_prompt=2, seed=5))
+    lake, warehouse = tmp_path / "lake", tmp_path / "obs.duckdb"
+    base = ["--lake", lake, "--warehouse", warehouse]
+    run_cli([*base, "ingest", "rollouts", dumps, "--run", "r", "-q"])
+    return base, warehouse, run_cli([*base, "build"]).stderr
+
+
+def test_build_runs_nothing_when_nothing_landed(tmp_path: Path) -> None:
+    base, warehouse, first_log = _small_built_run(tmp_path)
+    assert "built in" in first_log
+    # An everyday build runs the data tests, not dbt's unit tests.
+    finished = [line for line in first_log.splitlines() if "Finished running" in line]
+    assert finished and "data tests" in finished[0] and "unit test" not in finished[0]
+    again = run_cli([*base, "build"])
+    assert "up to date: nothing landed since the last build" in again.stderr
+    assert again.stdout.strip() == str(warehouse)
+    # A rebuild from scratch is one flag away, and the rows are the same.
+    count = "select count(*) from fct_prompt_iteration"
+    rows = _positions(warehouse, count)
+    refreshed = run_cli([*base, "build", "--full-refresh"])
+    assert "built in" in refreshed.stderr
+    assert _positions(warehouse, count) == rows == [(12,)]
+    # A warehouse changed behind obs's back (deleted here) is built whole again.
+    warehouse.unlink()
+    rebuilt = run_cli([*base, "build"])
+    assert "built in" in rebuilt.stderr
+    assert _positions(warehouse, count) == rows
+
+
+def test_build_names_the_broken_rule(tmp_path: Path) -> None:
+    base, warehouse, _ = _small_built_run(tmp_path)
+    con = duckdb.connect(str(warehouse))
+    con.execute("update fct_prompt_learning set final_strict_acc = 2 where rowid < 2")
+    con.execute("update fct_prompt_learning set run_id = null where rowid = 3")
+    con.close()
+    failed = run_cli([*base, "build", "--select", "fct_prompt_learning_rules"], exit_code=1)
+    assert "fct_prompt_learning_rules: final_strict_acc outside [0, 1] (2 rows)" in failed.stderr
+    assert "fct_prompt_learning_rules: run_id is null (1 rows)" in failed.stderr
+    assert "dbt build failed (1 failed, 0 passed)" in failed.stderr
