@@ -67,6 +67,21 @@ def selects(extra_args: Sequence[str]) -> bool:
     return any(arg.split("=", 1)[0] in SELECTING for arg in extra_args)
 
 
+def without_selection(extra_args: Sequence[str]) -> list[str]:
+    """The arguments less the selecting ones and their values."""
+    kept: list[str] = []
+    skipping = False
+    for arg in extra_args:
+        if arg.split("=", 1)[0] in SELECTING:
+            skipping = "=" not in arg
+            continue
+        if skipping and not arg.startswith("-"):
+            continue
+        skipping = False
+        kept.append(arg)
+    return kept
+
+
 def full_refresh(extra_args: Sequence[str]) -> bool:
     return any(arg in {"--full-refresh", "-f"} for arg in extra_args)
 
@@ -152,12 +167,20 @@ def plan(warehouse: Path, lake: Path, extra_args: Sequence[str], sources: Sequen
     return Plan(False, changed, marks, fingerprint)
 
 
-def record(warehouse: Path, built: Plan) -> None:
-    """Remember a successful build: the marks listed before it started."""
-    recorded_marks = dict(built.marks)
+def record(warehouse: Path, built: Plan, succeeded: bool = True) -> None:
+    """Remember a build: the marks listed before it started, or none if it failed.
+
+    After a failed incremental build every table counts as changed, so the
+    next build selects everything again; each incremental model's own
+    watermark then picks up what the failed build did not finish. A failed
+    rebuild from scratch is forgotten: the next build starts from scratch again.
+    """
+    if not succeeded and built.full:
+        forget(warehouse)
+        return
     state = {
         "fingerprint": built.fingerprint,
-        "marks": recorded_marks,
+        "marks": dict(built.marks) if succeeded else {},
         "warehouse": _warehouse_identity(warehouse),
     }
     path = state_dir(warehouse) / STATE_FILE
@@ -168,5 +191,5 @@ def record(warehouse: Path, built: Plan) -> None:
 
 
 def forget(warehouse: Path) -> None:
-    """A failed or partial build: the next ``obs build`` builds everything."""
+    """The next ``obs build`` rebuilds everything from scratch."""
     (state_dir(warehouse) / STATE_FILE).unlink(missing_ok=True)

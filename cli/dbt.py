@@ -12,9 +12,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +27,8 @@ import click
 PARTIAL_PARSE_FILE = "partial_parse.msgpack"
 # A failed test's rows are printed up to this many.
 FAILURE_ROWS = 10
+# How long a build waits for another process to let go of the warehouse.
+LOCK_WAIT_SECONDS = 5.0
 
 
 def project_dir() -> Path:
@@ -136,6 +140,34 @@ def release_warehouse() -> None:
     gc.collect()
 
 
+def wait_for_warehouse(warehouse: Path, seconds: float) -> None:
+    """Wait until no other process holds the warehouse, up to ``seconds``.
+
+    DuckDB lets one process write a file, and no process write while another
+    reads it (``obs sql``, the DuckDB shell, a dashboard being rendered): a
+    build started then fails at once. Readers are usually brief, so a build
+    waits for them a little before giving up with one line.
+    """
+    import duckdb
+
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            duckdb.connect(str(warehouse)).close()
+            return
+        except duckdb.IOException as exc:
+            if "lock" not in str(exc).lower():
+                raise
+            if time.monotonic() >= deadline:
+                pid = re.search(r"PID (\d+)", str(exc))
+                holder = f" (PID {pid.group(1)})" if pid else ""
+                raise click.ClickException(
+                    f"{warehouse}: another process{holder} has it open; "
+                    "close it (obs sql and the DuckDB shell hold it while open) and build again"
+                ) from exc
+            time.sleep(0.1)
+
+
 @dataclass(frozen=True)
 class BuildResult:
     success: bool
@@ -183,6 +215,8 @@ class Dbt:
 
         _path_free_profile()
         self.warehouse.parent.mkdir(parents=True, exist_ok=True)
+        if command != "parse":
+            wait_for_warehouse(self.warehouse, LOCK_WAIT_SECONDS)
         state = state_dir(self.warehouse)
         saved_parse = state / "target" / PARTIAL_PARSE_FILE
         cache, seed = _parse_cache(self.warehouse, self.lake)
@@ -218,7 +252,9 @@ class Dbt:
             else:
                 skipped += 1
         if result.exception is not None and not nodes:
-            message = str(result.exception).strip().splitlines()[0]
+            lines = [line.strip() for line in str(result.exception).splitlines() if line.strip()]
+            # dbt's first line is often only the kind ("Runtime Error"): add the next.
+            message = ": ".join(lines[:2]) if lines and lines[0].endswith("Error") else lines[0]
             raise click.ClickException(f"dbt {command} failed: {message}")
         failures = tuple(line for status, node in broken for line in self._describe(node))
         return BuildResult(

@@ -13,6 +13,7 @@ from obs.cli.commands.ingest import ingest
 from obs.cli.commands.render import render_dashboard_command
 from obs.cli.commands.sql import sql
 from obs.cli.commands.summary import summary
+from obs.cli.commands.watch import watch
 from obs.cli.options import Settings
 
 
@@ -58,3 +59,4 @@ cli.add_command(sql)
 cli.add_command(demo)
 cli.add_command(export)
 cli.add_command(render_dashboard_command)
+cli.add_command(watch)

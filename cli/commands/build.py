@@ -61,10 +61,16 @@ def run_build(dbt: Dbt, settings: Settings, dbt_args: tuple[str, ...], unit_test
         # the old ones would stay as they were, so every model is rebuilt.
         selection.append("--full-refresh")
     result = dbt.invoke("build", [*selection, *args])
-    if result.success and not custom:
-        build_state.record(settings.warehouse, plan)
+    if custom:
+        # The user's selection: the next plain build selects everything again
+        # (incrementally, when these arguments less the selection are its own).
+        unselected = build_state.plan(
+            settings.warehouse, settings.lake, build_state.without_selection(args), ()
+        )
+        chosen = build_state.Plan(False, (), {}, unselected.fingerprint)
+        build_state.record(settings.warehouse, chosen, succeeded=False)
     else:
-        build_state.forget(settings.warehouse)
+        build_state.record(settings.warehouse, plan, succeeded=result.success)
     if not result.success:
         for line in result.failures:
             echo_err(f"  {line}")

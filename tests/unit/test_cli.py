@@ -102,3 +102,17 @@ def test_cli_ingest_iterations_take_several_values(
 def test_cli_ingest_two_paths_is_usage_error(invoke: Invoke, tmp_path: Path) -> None:
     result = invoke(["ingest", "rollouts", tmp_path / "a", tmp_path / "b"], exit_code=2)
     assert "got 2 paths" in result.stderr
+
+
+def test_build_state_tells_a_selection_from_other_dbt_arguments() -> None:
+    from obs.cli import build_state
+
+    args = ["--vars", "{a: 1}", "--select", "fct_x+", "fct_y", "--threads", "4", "-s=z"]
+    assert build_state.selects(args)
+    assert not build_state.selects(["--vars", "{a: 1}", "--full-refresh"])
+    assert build_state.without_selection(args) == ["--vars", "{a: 1}", "--threads", "4"]
+    assert build_state.full_refresh(["-f"]) and not build_state.full_refresh(["--fail-fast"])
+    # Arguments that change nothing built leave the fingerprint alone; vars do not.
+    plain = build_state.project_fingerprint([])
+    assert build_state.project_fingerprint(["--quiet", "--full-refresh"]) == plain
+    assert build_state.project_fingerprint(["--vars", "{a: 1}"]) != plain

@@ -1,0 +1,138 @@
+"""``obs watch``: follow a run while it trains, landing what is new and refreshing the marts."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+
+import click
+from obs.cli.commands.build import check_lake, run_build
+from obs.cli.commands.ingest import _run_option
+from obs.cli.dbt import Dbt
+from obs.cli.options import Settings, echo_err, pass_settings
+from obs.ingest.errors import IngestError
+
+
+class _Stop:
+    """Ctrl-C or SIGTERM: finish the step under way, then stop. A second one stops at once."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+
+    def handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.event.is_set():
+            raise KeyboardInterrupt
+        self.event.set()
+        echo_err(f"{signal.Signals(signum).name}: stopping after this step (again to stop now)")
+
+    @contextmanager
+    def installed(self) -> Iterator[None]:
+        previous = {s: signal.signal(s, self.handle) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
+
+def _coverage(warehouse: Path, runs: list[str]) -> str:
+    """'run: N iterations (first-last)' per run, read from the marts."""
+    import duckdb
+
+    if not runs:
+        return ""
+    try:
+        with duckdb.connect(str(warehouse), read_only=True) as con:
+            rows = con.execute(
+                "select run_id, count(*), min(iteration), max(iteration) "
+                "from fct_iteration_summary where run_id in (select unnest(?)) "
+                "group by 1 order by 1",
+                [runs],
+            ).fetchall()
+    except duckdb.Error:
+        return ""
+    return ", ".join(f"{run}: {n} iterations ({low}-{high})" for run, n, low, high in rows)
+
+
+def _round(dbt: Dbt, settings: Settings, path: Path, run_id: str | None) -> str:
+    """One round: land, build what changed (also what a failed round left); its line."""
+    from obs.ingest.rollouts import ingest_rollouts
+
+    landed = ingest_rollouts(path, lake=settings.lake, run_id=run_id)
+    problems = [f for f in landed.files if f.is_problem]
+    noted = f"; {len(problems)} file(s) not landed: {problems[0].source.name}" if problems else ""
+    check_lake(settings)
+    ran = run_build(dbt, settings, ("--quiet",), unit_tests=False)
+    if landed.rows_landed == 0 and ran == 0:
+        return f"nothing new{noted}"
+    files = sum(1 for f in landed.files if f.rows_landed)
+    coverage = _coverage(settings.warehouse, landed.run_ids) or "marts built (busy to read)"
+    if landed.rows_landed == 0:
+        return f"marts caught up with rows landed earlier; {coverage}{noted}"
+    return f"+{landed.rows_landed:,} rows from {files} file(s); {coverage}{noted}"
+
+
+@click.command()
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--run",
+    "run_id",
+    callback=_run_option,
+    help="Run id (default: the folder's name), as for obs ingest rollouts.",
+)
+@click.option(
+    "--every",
+    type=click.FloatRange(min=0.1),
+    default=10.0,
+    show_default=True,
+    help="Seconds from the start of one round to the start of the next.",
+)
+@click.option(
+    "--rounds",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Stop after this many rounds (default: until Ctrl-C or SIGTERM).",
+)
+@pass_settings
+def watch(
+    settings: Settings, path: Path, run_id: str | None, every: float, rounds: int | None
+) -> None:
+    """Follow a run while it trains: land what is new under PATH, refresh the marts.
+
+    Each round lands the files that are new or grew under PATH (as obs ingest
+    rollouts does), builds only the models downstream of what landed (as obs
+    build does, keeping dbt and the parsed project loaded between rounds),
+    and prints one line: rows landed, iterations now in the marts, seconds
+    taken. Between rounds the warehouse is free: obs sql and the DuckDB shell
+    can read it. A round that fails prints its error and the next round tries
+    again. Ctrl-C or SIGTERM stops after the step under way (every file
+    lands whole or not at all); a second one stops at once.
+
+    \b
+    Example:
+      obs watch outputs/rollout_data --run grpo-ifeval --every 5
+    """
+    dbt = Dbt(settings.warehouse, settings.lake, keep_manifest=True)
+    stop = _Stop()
+    number = 0
+    with stop.installed():
+        while not stop.event.is_set():
+            number += 1
+            started = time.perf_counter()
+            clock = time.strftime("%H:%M:%S")
+            try:
+                line = _round(dbt, settings, path, run_id)
+            except (IngestError, click.ClickException) as exc:
+                message = exc.format_message() if isinstance(exc, click.ClickException) else exc
+                line = f"error: {message}; trying again next round"
+            elapsed = time.perf_counter() - started
+            echo_err(f"[{clock}] round {number}: {line} ({elapsed:.1f} s)")
+            if rounds is not None and number >= rounds:
+                break
+            stop.event.wait(max(0.0, every - elapsed))
+    click.echo(str(settings.warehouse))
