@@ -57,9 +57,13 @@ HARMLESS = {
     "--no-fail-fast",
     "--use-colors",
     "--no-use-colors",
+    "--use-colors-file",
+    "--no-use-colors-file",
     "--print",
     "--no-print",
 }
+# ... and options whose value changes nothing built.
+HARMLESS_WITH_VALUE = {"--log-level", "--log-level-file", "--log-format", "--log-format-file"}
 
 
 def selects(extra_args: Sequence[str]) -> bool:
@@ -107,6 +111,22 @@ def _newest_publish(table: Path) -> str:
     return hashlib.sha1("\n".join(names).encode()).hexdigest() if names else ""
 
 
+def _meaningful(extra_args: Sequence[str]) -> list[str]:
+    """The arguments that can change what a build produces."""
+    kept: list[str] = []
+    skip_value = False
+    for arg in extra_args:
+        if skip_value:
+            skip_value = False
+            continue
+        name = arg.split("=", 1)[0]
+        if name in HARMLESS_WITH_VALUE:
+            skip_value = "=" not in arg
+        elif arg not in HARMLESS:
+            kept.append(arg)
+    return kept
+
+
 def project_fingerprint(extra_args: Sequence[str]) -> str:
     """Hash of every project file and the dbt arguments: a change means a full build."""
     digest = hashlib.sha1()
@@ -118,7 +138,7 @@ def project_fingerprint(extra_args: Sequence[str]) -> str:
         if path.is_file():
             digest.update(str(path.relative_to(root)).encode() + b"\0")
             digest.update(path.read_bytes() + b"\0")
-    digest.update("\0".join(a for a in extra_args if a not in HARMLESS).encode())
+    digest.update("\0".join(_meaningful(extra_args)).encode())
     return digest.hexdigest()
 
 

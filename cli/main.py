@@ -2,22 +2,42 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 from pathlib import Path
 
 import click
-from obs.cli.commands.build import build
-from obs.cli.commands.demo import demo
-from obs.cli.commands.export import export
-from obs.cli.commands.ingest import ingest
-from obs.cli.commands.render import render_dashboard_command
-from obs.cli.commands.sql import sql
-from obs.cli.commands.summary import summary
-from obs.cli.commands.watch import watch
 from obs.cli.options import Settings
 
+# Each command's module is imported only when that command runs: `obs build`
+# need not load the ingest readers, nor `obs ingest` the dashboards.
+COMMANDS = {
+    "ingest": "obs.cli.commands.ingest:ingest",
+    "build": "obs.cli.commands.build:build",
+    "watch": "obs.cli.commands.watch:watch",
+    "summary": "obs.cli.commands.summary:summary",
+    "sql": "obs.cli.commands.sql:sql",
+    "demo": "obs.cli.commands.demo:demo",
+    "export": "obs.cli.commands.export:export",
+    "render-dashboard": "obs.cli.commands.render:render_dashboard_command",
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, name = target.split(":")
+        command = getattr(importlib.import_module(module), name)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="obs")
 @click.option(
     "--warehouse",
@@ -50,13 +70,3 @@ def cli(ctx: click.Context, warehouse: Path, lake: Path, debug: bool) -> None:
     """
     logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING)
     ctx.obj = Settings(warehouse=warehouse, lake=lake, debug=debug)
-
-
-cli.add_command(ingest)
-cli.add_command(build)
-cli.add_command(summary)
-cli.add_command(sql)
-cli.add_command(demo)
-cli.add_command(export)
-cli.add_command(render_dashboard_command)
-cli.add_command(watch)

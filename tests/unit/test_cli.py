@@ -14,7 +14,10 @@ from tests.conftest import Invoke, lake_rows
 
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     found = []
-    for name, command in group.commands.items():
+    context = click.Context(group)
+    for name in group.list_commands(context):
+        command = group.get_command(context, name)
+        assert command is not None, name
         found.append((*prefix, name))
         if isinstance(command, click.Group):
             found += _commands(command, (*prefix, name))
@@ -115,4 +118,5 @@ def test_build_state_tells_a_selection_from_other_dbt_arguments() -> None:
     # Arguments that change nothing built leave the fingerprint alone; vars do not.
     plain = build_state.project_fingerprint([])
     assert build_state.project_fingerprint(["--quiet", "--full-refresh"]) == plain
+    assert build_state.project_fingerprint(["--log-level-file", "info"]) == plain
     assert build_state.project_fingerprint(["--vars", "{a: 1}"]) != plain
