@@ -6,6 +6,11 @@ Plain subprocesses, not ``multiprocessing``: a worker never imports the
 caller's ``__main__`` (so a script without an ``if __name__ == "__main__"``
 guard cannot start a second ingest), and a worker whose parent dies reads EOF
 and exits.
+
+The caller reads too: before it waits on a job it runs one no worker has taken
+yet (``run_here``), with the job's argument as it is, unpickled. The first files
+are read while the workers still start, and the caller's process, which would
+only wait, is one of the readers.
 """
 
 from __future__ import annotations
@@ -46,6 +51,18 @@ class WorkerDied(RuntimeError):
     """The process running a job ended without answering (killed, out of memory)."""
 
 
+class _Task:
+    """A submitted job; taken once, by a worker's thread or by ``run_here``."""
+
+    __slots__ = ("argument", "function", "future", "taken")
+
+    def __init__(self, function: Callable[[Any], Any], argument: Any, future: Future[Any]):
+        self.function = function
+        self.argument = argument
+        self.future = future
+        self.taken = False
+
+
 class WorkerPool:
     """``submit(function, argument) -> Future`` over a few worker processes.
 
@@ -56,10 +73,11 @@ class WorkerPool:
 
     RESTARTS = 3
 
-    def __init__(self, count: int) -> None:
-        self._jobs: queue.Queue[tuple[Callable[[Any], Any], Any, Future[Any]] | None] = (
-            queue.Queue()
-        )
+    def __init__(self, count: int, taken: Callable[[Any], None] | None = None) -> None:
+        """``taken(argument)`` is called when a worker takes a job (the caller won't run it)."""
+        self._taken = taken
+        self._jobs: queue.Queue[_Task | None] = queue.Queue()
+        self._waiting: dict[Future[Any], _Task] = {}
         self._processes: list[subprocess.Popen[bytes]] = []
         self._lock = threading.Lock()
         self._threads = [threading.Thread(target=self._serve, daemon=True) for _ in range(count)]
@@ -76,16 +94,37 @@ class WorkerPool:
             self._processes.append(process)
         return process
 
+    def _start_ready(self, restarts: int) -> tuple[subprocess.Popen[bytes] | None, int]:
+        """A started worker that said it is ready (warmed up), and the restarts it took.
+
+        A thread takes no job before its worker is ready: until then the
+        caller may run the job itself.
+        """
+        while restarts <= self.RESTARTS:
+            process = self._start()
+            assert process.stdout is not None
+            try:
+                _receive(process.stdout)
+            except (EOFError, OSError):
+                _stop(process)
+                restarts += 1
+                continue
+            return process, restarts
+        return None, restarts
+
     def _serve(self) -> None:
-        process: subprocess.Popen[bytes] | None = self._start()
-        restarts = 0
+        process, restarts = self._start_ready(0)
         while True:
-            item = self._jobs.get()
-            if item is None:
+            task = self._jobs.get()
+            if task is None:
                 return
-            function, argument, future = item
+            if not self._take(task):
+                continue  # run by the caller itself
+            function, argument, future = task.function, task.argument, task.future
             if not future.set_running_or_notify_cancel():
                 continue
+            if self._taken is not None:
+                self._taken(argument)
             if process is None:
                 future.set_exception(WorkerDied("no ingest worker process left"))
                 continue
@@ -96,8 +135,7 @@ class WorkerPool:
             except (EOFError, OSError) as exc:
                 future.set_exception(WorkerDied(f"an ingest worker process died ({exc!r})"))
                 _stop(process)
-                restarts += 1
-                process = self._start() if restarts <= self.RESTARTS else None
+                process, restarts = self._start_ready(restarts + 1)
                 continue
             if ok:
                 future.set_result(value)
@@ -106,8 +144,41 @@ class WorkerPool:
 
     def submit(self, function: Callable[[Any], Any], argument: Any) -> Future[Any]:
         future: Future[Any] = Future()
-        self._jobs.put((function, argument, future))
+        task = _Task(function, argument, future)
+        with self._lock:
+            self._waiting[future] = task
+        self._jobs.put(task)
         return future
+
+    def _take(self, task: _Task) -> bool:
+        with self._lock:
+            if task.taken:
+                return False
+            task.taken = True
+            self._waiting.pop(task.future, None)
+            return True
+
+    def run_here(self, future: Future[Any]) -> None:
+        """Before waiting on ``future``, run a job in this process (as it is, unpickled).
+
+        ``future``'s own job when no worker has taken it yet (the workers are
+        still starting, or busy); else the oldest job no worker has taken,
+        when another is left for the next worker that comes free.
+        """
+        with self._lock:
+            task = self._waiting.get(future)
+            if task is None and len(self._waiting) > 1:
+                task = next(iter(self._waiting.values()))
+        if task is None or not self._take(task):
+            return
+        if not task.future.set_running_or_notify_cancel():
+            return
+        try:
+            result = task.function(task.argument)
+        except BaseException as exc:  # raised by the caller, as a worker's would be
+            task.future.set_exception(exc)
+        else:
+            task.future.set_result(result)
 
     def shutdown(self) -> None:
         """Cancel jobs not started, let running ones finish, stop the workers."""
@@ -116,23 +187,27 @@ class WorkerPool:
                 item = self._jobs.get_nowait()
             except queue.Empty:
                 break
-            if item is not None:
-                item[2].cancel()
+            if item is not None and self._take(item):
+                item.future.cancel()
         for _ in self._threads:
             self._jobs.put(None)
         for thread in self._threads:
             thread.join()
         with self._lock:
             for process in self._processes:
-                _stop(process)
+                # Every thread has returned, so no worker holds a job: ending
+                # them at once loses nothing and spares their interpreter teardown.
+                _stop(process, at_once=True)
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """Close a worker's pipes (it then exits); kill it if it does not."""
+def _stop(process: subprocess.Popen[bytes], *, at_once: bool = False) -> None:
+    """Close a worker's pipes (it then exits); kill it if it does not, or ``at_once``."""
     for stream in (process.stdin, process.stdout):
         if stream is not None:
             with contextlib.suppress(OSError):
                 stream.close()
+    if at_once:
+        process.kill()
     try:
         process.wait(timeout=10)
     except subprocess.TimeoutExpired:
@@ -141,13 +216,16 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 def _warm_up() -> None:
-    """Import and start what every job needs while the caller plans its first file."""
-    import duckdb
+    """Import and start what every job needs while the caller plans its first file.
+
+    Nothing here may convert a Python value to arrow (``pa.array``): pyarrow
+    would import pandas (0.3 s), which reading JSON lines never needs.
+    """
     import obs.ingest.rollouts  # noqa: F401  (the builders jobs name)
     import pyarrow as pa
+    import pyarrow.json as pa_json
 
-    pa.array([1], pa.int64())
-    duckdb.connect().execute("select to_json({'a': 1})").fetchall()
+    pa_json.read_json(pa.BufferReader(b'{"a": 1}\n'))
 
 
 def main() -> None:
@@ -155,6 +233,7 @@ def main() -> None:
     # Nothing else may write to the result stream.
     sys.stdout = sys.stderr
     _warm_up()
+    _send(stdout, (True, "ready"))
     while True:
         try:
             function, argument = _receive(stdin)

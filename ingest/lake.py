@@ -24,7 +24,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from obs.ingest.errors import IngestError
@@ -199,9 +201,10 @@ def write_manifest(lake: Path, run_id: str, entries: list[ManifestEntry]) -> Pat
     """Record ``entries`` as one new manifest file (atomic rename); its path."""
     if not entries:
         return None
+    schema = MANIFEST_TABLE.schema
     names = [f.name for f in fields(ManifestEntry)]
-    columns = {name: [getattr(e, name) for e in entries] for name in names}
-    table = pa.Table.from_pydict(columns, schema=MANIFEST_TABLE.schema)
+    columns = [_column([getattr(e, n) for e in entries], schema.field(n).type) for n in names]
+    table = pa.Table.from_arrays(columns, schema=schema)
     folder = partition_dir(lake, MANIFEST, run_id)
     folder.mkdir(parents=True, exist_ok=True)
     stamp = format_time(entries[-1].recorded_at)
@@ -210,6 +213,44 @@ def write_manifest(lake: Path, run_id: str, entries: list[ManifestEntry]) -> Pat
     pq.write_table(table, temporary)
     os.replace(temporary, final)
     return final
+
+
+_EPOCH = datetime(1970, 1, 1)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def _column(values: list[Any], kind: pa.DataType) -> pa.Array:
+    """A manifest column, built from buffers.
+
+    ``pa.array()`` first looks for pandas values, importing pandas (0.3 s) in
+    an ingest that needs none: the manifest is written after every file.
+    """
+    count = len(values)
+    valid = [value is not None for value in values]
+    bitmap = None if all(valid) else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    if pa.types.is_int64(kind) or kind == pa.timestamp("us"):
+        numbers = [
+            0 if v is None else (v - _EPOCH) // _MICROSECOND if isinstance(v, datetime) else v
+            for v in values
+        ]
+        data = pa.py_buffer(np.array(numbers, dtype=np.int64))
+        return pa.Array.from_buffers(kind, count, [bitmap, data])
+    if pa.types.is_string(kind):
+        texts = [str(v).encode("utf-8") if v is not None else b"" for v in values]
+        return pa.Array.from_buffers(kind, count, [bitmap, *_offsets_and_data(texts)])
+    if pa.types.is_list(kind) and pa.types.is_string(kind.value_type):
+        lengths = [len(v) if v is not None else 0 for v in values]
+        offsets = np.zeros(count + 1, dtype=np.int32)
+        np.cumsum(lengths, out=offsets[1:])
+        child = _column([item for v in values if v is not None for item in v], kind.value_type)
+        return pa.Array.from_buffers(kind, count, [bitmap, pa.py_buffer(offsets)], children=[child])
+    return pa.array(values, kind)
+
+
+def _offsets_and_data(texts: list[bytes]) -> list[pa.Buffer]:
+    offsets = np.zeros(len(texts) + 1, dtype=np.int32)
+    np.cumsum([len(t) for t in texts], out=offsets[1:])
+    return [pa.py_buffer(offsets), pa.py_buffer(b"".join(texts))]
 
 
 def remove_debris(lake: Path, run_id: str, tables: list[str], known: set[str]) -> int:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-import duckdb
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -39,10 +39,13 @@ from obs.ingest._workers import WorkerDied, WorkerPool
 from obs.ingest.errors import IngestError
 from obs.ingest.lake import Clock, ManifestEntry, Staging
 from obs.ingest.readers import (
+    Content,
     Record,
     Snapshot,
+    count_lines,
     json_records,
     parquet_records,
+    read_buffer,
     snapshot,
 )
 from obs.ingest.schema import REJECT_TABLE, REJECTS
@@ -186,7 +189,7 @@ class _Staged:
 # --------------------------------------------------------------------------- decisions
 
 
-def _prefix_hashes(content: bytes, lengths: set[int]) -> dict[int, str]:
+def _prefix_hashes(content: Content, lengths: set[int]) -> dict[int, str]:
     """SHA-1 of content[:n] for every n in ``lengths`` (one pass)."""
     hasher = hashlib.sha1()
     done = 0
@@ -265,7 +268,7 @@ def _decide(
     if best is not None:
         # Counted, not taken from the entry: a file of this very call may not
         # have its line count yet.
-        first_line = snap.content.count(b"\n", 0, best.bytes_consumed) + 1
+        first_line = count_lines(snap.content, 0, best.bytes_consumed) + 1
         return _Decision("append", best.bytes_consumed, first_line, digest=digest)
     if source.claimed_iteration is not None:
         owners = [e for e in mine if e.source_file != path]
@@ -303,30 +306,41 @@ def check_claims(plan: list[SourceFile]) -> None:
 class _Job:
     """One file to read: everything a worker process needs, and nothing else.
 
-    ``content`` is the snapshot's bytes, or None for a plain file, which the
-    reader reads again itself: exactly ``end`` bytes, checked against the
+    ``content`` is the snapshot's bytes. A worker process is sent them only
+    when ``ship`` (decompressed gzip): of a plain file it gets None and reads
+    the file again itself, exactly ``end`` bytes, checked against the
     snapshot's SHA-1, so it lands the bytes the manifest records and no other.
+    The ingest's own process reads a job from the snapshot, which it keeps
+    until then (or until a worker takes the job): a few files at most.
     """
 
     source: SourceFile
-    content: bytes | None
+    content: Content | None
     digest: str
     start: int
     end: int
     first_line: int
     factory: BuilderFactory
     staging: Path  # a folder for this job's parts
+    ship: bool = True
+    alone: bool = True  # no other file is read meanwhile (else: one thread each)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        if not self.ship:
+            state["content"] = None  # cheaper read again than sent through a pipe
+        return state
 
 
 class ChangedWhileReading(Exception):
     """The file's bytes changed between the snapshot and the read."""
 
 
-def _content(job: _Job) -> bytes:
+def _content(job: _Job) -> Content:
     if job.content is not None:
         return job.content
     with job.source.path.open("rb") as handle:
-        data = handle.read(job.end)
+        data = read_buffer(handle, job.end)
     if len(data) != job.end or hashlib.sha1(data).hexdigest() != job.digest:
         raise ChangedWhileReading(
             f"{job.source.path}: changed while it was read (not an append); "
@@ -393,21 +407,49 @@ def _read(job: _Job) -> _Work:
             gc.enable()
 
 
-def _batches(job: _Job, builder: Builder) -> Iterator[tuple[pa.Table, list[Reject]]]:
-    """Rows and rejects of the file: in bulk when the builder can, else record by record."""
+def _bulk(job: _Job, builder: Builder) -> pa.Table | None:
+    """The whole file in bulk, when the builder can vouch for it (every line one row)."""
     fast = getattr(builder, "fast", None)
-    if fast is not None:
-        job.content = _content(job)  # read once, whichever path parses it
-        try:
-            table = fast(job.source, job.content, job.start, job.end, job.first_line)
-        except Exception:  # the bulk path only speeds up; the rules decide
-            logger.debug("bulk path failed for %s", job.source.path, exc_info=True)
-            table = None
-        if table is not None:
-            yield table, []
-            return
-    for batch in _records(job):
-        yield builder.build(job.source, batch)
+    if fast is None:
+        return None
+    job.content = _content(job)  # read once, whichever path parses it
+    try:
+        return fast(job.source, job.content, job.start, job.end, job.first_line, threads=job.alone)
+    except Exception:  # the bulk path only speeds up; the rules decide
+        logger.debug("bulk path failed for %s", job.source.path, exc_info=True)
+        return None
+
+
+def _group_counts(table: pa.Table, names: list[str]) -> dict[tuple[Any, ...], int]:
+    """Rows per distinct value of the ``names`` columns (none of them null).
+
+    Dictionary codes and numpy, not ``Table.group_by``: that loads pyarrow's
+    dataset module, which imports pandas (0.3 s) in a worker that needs none.
+    """
+    codes, values = [], []
+    for name in names:
+        column = table.column(name).combine_chunks()
+        if column.null_count:
+            counts = table.group_by(names).aggregate([([], "count_all")])
+            keys = zip(*(counts.column(n).to_pylist() for n in names), strict=True)
+            return dict(zip(keys, counts.column("count_all").to_pylist(), strict=True))
+        encoded = pc.dictionary_encode(column)
+        index = encoded.indices
+        codes.append(np.frombuffer(index.buffers()[1], np.int32, len(index), index.offset * 4))
+        values.append(encoded.dictionary.to_pylist())
+    key = np.zeros(table.num_rows, dtype=np.int64)
+    for code, distinct in zip(codes, values, strict=True):
+        key = key * len(distinct) + code
+    found, counts = np.unique(key, return_counts=True)
+    parts = []
+    for distinct in reversed(values):
+        found, code = np.divmod(found, len(distinct))
+        parts.append([distinct[c] for c in code.tolist()])
+    return dict(zip(zip(*reversed(parts), strict=True), counts.tolist(), strict=True))
+
+
+# Parquet parts: zstd at its fastest level keeps them small (the codec bench/floor.py writes).
+WRITE_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 1}
 
 
 def _read_file(job: _Job) -> _Work:
@@ -419,25 +461,24 @@ def _read_file(job: _Job) -> _Work:
     landed = 0
     groups: Counter[tuple[Any, ...]] = Counter()
     low = high = None
+    bulk = _bulk(job, builder)
+    batches: Iterator[tuple[pa.Table, list[Reject]]] = (
+        iter([(bulk, [])])
+        if bulk is not None
+        else (builder.build(job.source, batch) for batch in _records(job))
+    )
     try:
-        for table, bad in _batches(job, builder):
+        for table, bad in batches:
             rejects.extend(bad)
             if not table.num_rows:
                 continue
             if writer is None:
                 data.parent.mkdir(parents=True)
-                writer = pq.ParquetWriter(
-                    data, job.factory.schema, compression="zstd", compression_level=1
-                )
+                writer = pq.ParquetWriter(data, job.factory.schema, **WRITE_OPTIONS)
             writer.write_table(table)
             landed += table.num_rows
             if numbering is not None:
-                counts = table.group_by(list(numbering.groups)).aggregate([([], "count_all")])
-                keys = [counts.column(g).to_pylist() for g in numbering.groups]
-                for key, count in zip(
-                    zip(*keys, strict=True), counts.column("count_all").to_pylist(), strict=True
-                ):
-                    groups[key] += count
+                groups.update(_group_counts(table, list(numbering.groups)))
                 column = table.column(numbering.groups[0])
                 batch_low, batch_high = pc.min(column).as_py(), pc.max(column).as_py()
                 low = batch_low if low is None else min(low, batch_low)
@@ -470,7 +511,10 @@ def _read_file(job: _Job) -> _Work:
         _write_rejects(reject_path, builder.table, job.source, rejects)
     lines = 0
     if job.source.reader == "jsonl":
-        lines = job.first_line - 1 + _content(job).count(b"\n", job.start, job.end)
+        if bulk is not None:  # one row a line
+            lines = job.first_line - 1 + bulk.num_rows
+        else:
+            lines = job.first_line - 1 + count_lines(_content(job), job.start, job.end)
     return _Work(
         data if writer is not None else None,
         reject_path,
@@ -519,6 +563,8 @@ class _Sequencer:
             files = [f for f in files if f not in missing]
         if not files:
             return
+        import duckdb  # here: worker processes, which never number, need not load it
+
         groups = list(self.numbering.groups)
         names = ", ".join(f'"{g}"' for g in groups)
         con = duckdb.connect()
@@ -593,12 +639,19 @@ class _Inline:
             future.set_exception(exc)
         return future
 
+    def run_here(self, future: Future[_Work]) -> None:
+        pass  # every job ran when it was submitted
+
     def shutdown(self) -> None:
         pass
 
 
 def _executor(plan: list[SourceFile], factory: BuilderFactory, workers: int | None) -> Any:
-    """Worker processes when there is enough to read and the builder allows it."""
+    """Worker processes when there is enough to read and the builder allows it.
+
+    ``workers`` readers in all: this process reads too (``WorkerPool.run_here``),
+    so it starts one worker process fewer.
+    """
     count = workers if workers is not None else min(os.cpu_count() or 1, 4)
     size = 0
     for source in plan:
@@ -606,7 +659,13 @@ def _executor(plan: list[SourceFile], factory: BuilderFactory, workers: int | No
             size += source.path.stat().st_size
     if count < 2 or len(plan) < 2 or size < PARALLEL_BYTES or not factory.parallel:
         return _Inline()
-    return WorkerPool(min(count, len(plan)))
+    return WorkerPool(min(count, len(plan)) - 1, taken=_drop_content)
+
+
+def _drop_content(job: _Job) -> None:
+    """A worker took the job: this process keeps no copy of a file the worker reads again."""
+    if not job.ship:
+        job.content = None
 
 
 @dataclass
@@ -709,14 +768,18 @@ def land(
             )
             runs.append(run)
             window: deque[tuple[_Staged, Future[_Work] | None, _Job | None]] = deque()
-            inline = isinstance(executor, _Inline)
             for source in sources:
-                staged, job = _plan_file(source, entries, staging, factory, keep_content=inline)
+                alone = isinstance(executor, _Inline)
+                staged, job = _plan_file(source, entries, staging, factory, alone=alone)
                 future = executor.submit(_read, job) if job is not None else None
                 window.append((staged, future, job))
                 # A few files in flight: memory stays bounded by a few files.
                 while window and (len(window) > MAX_IN_FLIGHT or source is sources[-1]):
                     done, done_future, done_job = window.popleft()
+                    if done_future is not None:
+                        # Read a file here rather than wait: this one if no
+                        # worker has started it, else the next no worker has.
+                        executor.run_here(done_future)
                     run.finish(done, done_future, done_job)
                     results.append(done.result)
                     if on_file is not None:
@@ -744,7 +807,7 @@ def _plan_file(
     staging: Staging,
     factory: BuilderFactory,
     *,
-    keep_content: bool,
+    alone: bool = True,
 ) -> tuple[_Staged, _Job | None]:
     """Snapshot a file and decide what to do with it; the job to read it, if any."""
     result = FileResult(source.path, source.run_id)
@@ -775,17 +838,18 @@ def _plan_file(
     entries.append(entry)  # later files of this call see it (copies, claims)
     folder = staging.root / uuid.uuid4().hex[:12]
     folder.mkdir()
-    # A worker process reads a plain file again rather than receive it by pipe.
-    ship = keep_content or source.path.name.endswith(".gz")
     job = _Job(
         source,
-        snap.content if ship else None,
+        snap.content,
         decision.digest,
         decision.start,
         snap.complete_end,
         decision.first_line,
         factory,
         folder,
+        # A worker process reads a plain file again rather than receive it by pipe.
+        ship=source.path.name.endswith(".gz"),
+        alone=alone,
     )
     return _Staged(result, entry), job
 

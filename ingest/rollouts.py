@@ -42,7 +42,6 @@ from obs.ingest.landing import (
     land,
 )
 from obs.ingest.readers import Record, RowError, finite_json, raw_of
-from obs.ingest.rewards import load_reward, score_rows
 from obs.ingest.rollouts_fast import applies, fast_rollouts
 from obs.ingest.schema import ROLLOUT_TABLE, ROLLOUTS
 
@@ -353,9 +352,19 @@ class RolloutBuilder:
             self.tokenizer = _TOKENIZERS[options.tokenizer]
 
     def fast(
-        self, source: SourceFile, content: bytes, start: int, end: int, first_line: int
+        self,
+        source: SourceFile,
+        content: bytes,
+        start: int,
+        end: int,
+        first_line: int,
+        *,
+        threads: bool = True,
     ) -> pa.Table | None:
-        """The whole file through the bulk path, or None to read it row by row."""
+        """The whole file through the bulk path, or None to read it row by row.
+
+        ``threads``: parse with all cores (False when other files are read meanwhile).
+        """
         if self.options.reward is not None or self.tokenizer is not None:
             return None
         if not applies(source.path, source.format) or source.reader != "jsonl":
@@ -368,6 +377,7 @@ class RolloutBuilder:
             claimed=source.claimed_iteration,
             fixed=self.options.iteration,
             path=str(source.path.resolve()),
+            threads=threads,
         )
 
     def _number(self, iteration: int, prompt_hash: str) -> int:
@@ -417,6 +427,8 @@ class RolloutBuilder:
         return _to_table(rows), rejects
 
     def _score(self, records: list[Record], rejects: list[Reject]) -> list[Record]:
+        from obs.ingest.rewards import score_rows  # here: the ingest workers never score
+
         assert self.options.reward is not None
         scored = score_rows(self.options.reward, [r.value for r in records])
         kept = []
@@ -727,6 +739,8 @@ def ingest_rollouts(
     """
     run = lake_files.check_run_id(run_id) if run_id is not None else default_run_id(path)
     if reward is not None:
+        from obs.ingest.rewards import load_reward  # here: the ingest workers never score
+
         load_reward(reward)  # a bad name fails before any file is read
     if tokenizer is not None:
         load_tokenizer(tokenizer)  # a bad file fails before any file is read

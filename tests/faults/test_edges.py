@@ -110,6 +110,10 @@ def test_null_spelling_does_not_erase_the_other(tmp_path: Path, lake: Path) -> N
             [line("a", gts={"kwargs": [{"n": 1}, {"n": 0.5}]})], id="kwargs-ints-beside-floats"
         ),
         pytest.param([line("a", x=1.0)], id="whole-valued-float"),
+        pytest.param(
+            [line("a", note="esc \x1b vt \x0b", gts={"kwargs": [{"s": "\x1f"}]})],
+            id="control-characters",
+        ),
     ],
 )
 def test_bulk_path_and_rules_agree_where_they_once_differed(

@@ -1,0 +1,87 @@
+"""The landing core's machinery: the caller reading too, group counts, the manifest, buffers."""
+
+from __future__ import annotations
+
+import operator
+import pickle
+from datetime import datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from obs.ingest._workers import WorkerPool
+from obs.ingest.lake import ManifestEntry, read_manifest, write_manifest
+from obs.ingest.landing import SourceFile, _group_counts, _Job
+from obs.ingest.readers import count_lines, last_line_end, read_buffer
+
+
+def test_the_caller_reads_jobs_no_worker_has_taken() -> None:
+    pool = WorkerPool(1)
+    try:
+        futures = [pool.submit(operator.neg, number) for number in range(8)]
+        # The worker is still starting: the caller runs the first job itself.
+        pool.run_here(futures[0])
+        assert futures[0].done()
+        for future in futures[1:]:
+            pool.run_here(future)
+        assert [f.result(timeout=60) for f in futures] == [-n for n in range(8)]
+    finally:
+        pool.shutdown()
+
+
+def test_a_job_sent_to_a_worker_leaves_a_plain_file_behind(tmp_path: Path) -> None:
+    source = SourceFile(tmp_path / "0.jsonl", "r", "jsonl", "dump", 0)
+    job = _Job(source, b"{}\n", "digest", 0, 3, 1, None, tmp_path, ship=False)  # type: ignore[arg-type]
+    assert pickle.loads(pickle.dumps(job)).content is None  # the worker reads it again
+    assert job.content == b"{}\n"  # the caller keeps its snapshot
+    job.ship = True  # decompressed gzip: sent as it is
+    assert pickle.loads(pickle.dumps(job)).content == b"{}\n"
+
+
+@pytest.mark.parametrize(
+    "columns",
+    [
+        pytest.param({"i": [0, 0, 1, 1, 1], "h": ["a", "b", "a", "a", "b"]}, id="plain"),
+        pytest.param({"i": [3, 3, 3], "h": ["x", "x", "x"]}, id="one-group"),
+        pytest.param({"i": [0, None, 0], "h": ["a", "a", None]}, id="nulls"),
+    ],
+)
+def test_group_counts_are_group_by_counts(columns: dict[str, list[object]]) -> None:
+    table = pa.table(columns)
+    expected = table.group_by(["i", "h"]).aggregate([([], "count_all")])
+    keys = zip(expected.column("i").to_pylist(), expected.column("h").to_pylist(), strict=True)
+    assert _group_counts(table, ["i", "h"]) == dict(
+        zip(keys, expected.column("count_all").to_pylist(), strict=True)
+    )
+
+
+def test_manifest_round_trips_every_kind_of_value(tmp_path: Path) -> None:
+    entries = [
+        ManifestEntry(
+            "rollouts", "/d/caf\u00e9/0.jsonl", 10, 1_700_000_000_123_456_789, "ab" * 20,
+            10, 3, 2, 1, None, 0, 5, ["rollouts/run_id=r/x/part.parquet", "_rejects/y"],
+            "complete", datetime(2024, 5, 6, 7, 8, 9, 123456),
+        ),
+        ManifestEntry(
+            "rollouts", "/d/1.jsonl.gz", 0, 0, "", 0, 0, 0, 0, 7, None, None, [],
+            "truncated", datetime(1999, 12, 31, 23, 59, 59),
+        ),
+    ]  # fmt: skip
+    write_manifest(tmp_path, "r", entries)
+    assert read_manifest(tmp_path, "r") == sorted(entries, key=lambda e: e.recorded_at)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"no newline", b"a\n", b"a\nb", b"\n\n", b"x" * 200_000 + b"\n" + b"y" * 300_000],
+)
+def test_a_buffer_read_answers_as_bytes_do(content: bytes, tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(content)
+    with path.open("rb") as handle:
+        whole = read_buffer(handle, len(content) + 10)  # the file ends first
+    assert whole.to_pybytes() == content
+    assert last_line_end(whole) == last_line_end(content) == content.rfind(b"\n") + 1
+    for start, end in [(0, len(content)), (1, len(content) // 2), (len(content), len(content))]:
+        assert count_lines(whole, start, end) == content.count(b"\n", start, end)
+        assert count_lines(content, start, end) == content.count(b"\n", start, end)
