@@ -744,11 +744,13 @@ def land(
         for run_id in sorted(by_run):
             stack.enter_context(lake_files.run_lock(lake, run_id))
         stack.callback(lambda: [s.discard() for s in stagings])
-        executor = _executor(plan, factory, workers)
+        manifests = {run_id: lake_files.read_manifest(lake, run_id) for run_id in by_run}
+        to_read = [s for s in plan if _unchanged(s, manifests[s.run_id], factory.table) is None]
+        executor = _executor(to_read, factory, workers)
         stack.callback(executor.shutdown)  # runs first: no job writes after a discard
         for run_id, sources in by_run.items():
             tables = [factory.table, REJECTS]
-            entries = lake_files.read_manifest(lake, run_id)
+            entries = manifests[run_id]
             known = {part for e in entries for part in e.parts}
             removed = lake_files.remove_debris(lake, run_id, tables, known)
             if removed:
@@ -801,6 +803,28 @@ def land(
     return IngestResult(results, strict_failed)
 
 
+def _unchanged(source: SourceFile, entries: list[ManifestEntry], table: str) -> str | None:
+    """The note of a file its run landed at this very size and modification time, else None.
+
+    Such a file is not read again (``_decide`` would find the same by
+    reading it): a live run's folder is mostly files landed long ago.
+    """
+    path = str(source.path.resolve())
+    same_path = [e for e in entries if e.table_name == table and e.source_file == path]
+    if not same_path:
+        return None
+    last = same_path[-1]
+    try:
+        stat = source.path.stat()
+    except OSError:
+        return None  # the snapshot says why
+    if last.size_bytes != stat.st_size or last.mtime_ns != stat.st_mtime_ns:
+        return None
+    if last.status != "complete":
+        return f"already ingested as far as it reads ({last.status})"
+    return "already ingested"
+
+
 def _plan_file(
     source: SourceFile,
     entries: list[ManifestEntry],
@@ -811,6 +835,10 @@ def _plan_file(
 ) -> tuple[_Staged, _Job | None]:
     """Snapshot a file and decide what to do with it; the job to read it, if any."""
     result = FileResult(source.path, source.run_id)
+    landed_note = _unchanged(source, entries, factory.table)
+    if landed_note is not None:
+        result.status, result.note = "unchanged", landed_note
+        return _Staged(result), None
     snap = snapshot(source.path, line_based=source.reader == "jsonl")
     decision = _decide(source, snap, entries, factory.table)
     result.note = "; ".join(n for n in (decision.note, snap.note) if n)

@@ -85,3 +85,34 @@ def test_a_buffer_read_answers_as_bytes_do(content: bytes, tmp_path: Path) -> No
     for start, end in [(0, len(content)), (1, len(content) // 2), (len(content), len(content))]:
         assert count_lines(whole, start, end) == content.count(b"\n", start, end)
         assert count_lines(content, start, end) == content.count(b"\n", start, end)
+
+
+def test_files_landed_at_their_size_and_time_are_not_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from obs.ingest import landing
+    from obs.ingest.rollouts import ingest_rollouts
+    from obs.ingest.synthetic import DemoSpec, write_demo_run
+
+    dumps, lake = tmp_path / "dumps", tmp_path / "lake"
+    write_demo_run(dumps, DemoSpec(prompts=4, iterations=3, samples_per_prompt=2, seed=1))
+    assert ingest_rollouts(dumps, lake=lake, run_id="r").rows_landed == 24
+    read: list[str] = []
+    real = landing.snapshot
+
+    def counting(path: Path, **kwargs: bool) -> object:
+        read.append(path.name)
+        return real(path, **kwargs)
+
+    monkeypatch.setattr(landing, "snapshot", counting)
+    again = ingest_rollouts(dumps, lake=lake, run_id="r")
+    assert [f.status for f in again.files] == ["unchanged"] * 3 and read == []
+    # A file whose time moved is read and found the same; one that grew, appended.
+    os.utime(dumps / "0.jsonl", ns=(1, 1))
+    with (dumps / "1.jsonl").open("ab") as grown:
+        grown.write((dumps / "2.jsonl").read_bytes().splitlines(keepends=True)[0])
+    third = ingest_rollouts(dumps, lake=lake, run_id="r", iteration=None)
+    assert sorted(read) == ["0.jsonl", "1.jsonl"]
+    assert [f.status for f in third.files] == ["unchanged", "appended", "unchanged"]
