@@ -229,7 +229,17 @@ class Dbt:
                     if parsed.success:
                         self._manifest = parsed.result
                 runner = dbtRunner(manifest=self._manifest)
-                result = runner.invoke(self._args(command, extra_args))
+                deadline = time.monotonic() + LOCK_WAIT_SECONDS
+                while True:
+                    result = runner.invoke(self._args(command, extra_args))
+                    # A reader that opened the file between the wait above and
+                    # dbt's own open: dbt ran nothing yet, so try again.
+                    if "Could not set lock" not in str(result.exception or ""):
+                        break
+                    if time.monotonic() >= deadline:
+                        break
+                    release_warehouse()
+                    time.sleep(0.1)
             finally:
                 release_warehouse()
         if saved_parse.exists():

@@ -1,48 +1,59 @@
-{% macro changed_rows(upstream, grain=['run_id', 'iteration'], upstream_time='ingested_at', own_time='ingested_through') %}
+{% macro changed_rows(upstream, grain=['run_id', 'iteration'], upstream_time='ingested_at', own_time='ingested_through', lookup=none) %}
 {#- Every row of `upstream` in a group (by `grain`) that received rows this
     model has not counted yet, when the model builds incrementally; every row
     otherwise. A run's watermark is the newest `own_time` this model holds
     for it; groups with rows published after it, or in the look-back window
     before it (a part published while the last build listed the lake), are
     recomputed whole, which is idempotent. A run the model does not hold yet
-    is read whole. The changed groups are looked up first and written into
-    the query as constants, so DuckDB skips unchanged lake parts and row
-    groups unread instead of joining every row against them. -#}
+    is read whole. The groups are looked up first (in `lookup`, default
+    `upstream`: a relation with the same grain and `upstream_time` columns
+    that is cheaper to filter by time, such as the lake's view) and written
+    into the query as constants, so DuckDB skips unchanged lake parts and
+    row groups unread. -#}
 select upstream.*
 from {{ upstream }} as upstream
 {%- if is_incremental() %}
-where {{ changed_groups_predicate(upstream, grain, upstream_time, own_time) }}
+where {{ changed_groups_predicate(lookup or upstream, grain, upstream_time, own_time) }}
 {%- endif %}
 {% endmacro %}
 
-{% macro changed_groups_predicate(upstream, grain, upstream_time, own_time) %}
+{% macro _quoted(value) -%}
+'{{ value | replace("'", "''") }}'
+{%- endmacro %}
+
+{% macro changed_groups_predicate(lookup, grain, upstream_time, own_time) %}
 {%- if grain[0] != 'run_id' or grain | length > 2 -%}
     {{ exceptions.raise_compiler_error("changed_rows: grain is [run_id] or [run_id, <integer column>]") }}
 {%- endif -%}
 {%- if not execute -%}
     true
 {%- else -%}
-    {%- set lookup -%}
-        select distinct
-            {%- for column in grain %}
-            recent.{{ column }}{{ "," if not loop.last }}
-            {%- endfor %}
-        from {{ upstream }} as recent
-        left join (
-            select
-                run_id,
-                max({{ own_time }}) as built_through
-            from {{ this }}
-            group by 1
-        ) as built
-            on recent.run_id = built.run_id
-        where
-            built.built_through is null
-            or recent.{{ upstream_time }} > built.built_through
-            - to_seconds({{ var('incremental_lookback_seconds') }})
-        order by all
-    {%- endset -%}
-    {%- set changed = run_query(lookup) -%}
+    {#- 1. each run's watermark, less the look-back window -#}
+    {%- set held = run_query(
+        "select run_id, cast(max(" ~ own_time ~ ") - to_seconds("
+        ~ var('incremental_lookback_seconds') ~ ") as varchar) from " ~ this
+        ~ " group by 1 order by 1"
+    ) -%}
+    {#- 2. the groups with rows after it (a run not held yet: all of it), as
+        constants on the publish time so only new parts are read -#}
+    {%- set recent = [] -%}
+    {%- for row in held.rows -%}
+        {%- do recent.append(
+            "(run_id = " ~ _quoted(row[0]) ~ " and " ~ upstream_time
+            ~ " > timestamp '" ~ row[1] ~ "')"
+        ) -%}
+    {%- endfor -%}
+    {%- if held.rows | length -%}
+        {%- set known = [] -%}
+        {%- for row in held.rows %}{% do known.append(_quoted(row[0])) %}{% endfor -%}
+        {%- do recent.append("run_id not in (" ~ known | join(", ") ~ ")") -%}
+    {%- else -%}
+        {%- do recent.append("true") -%}
+    {%- endif -%}
+    {%- set changed = run_query(
+        "select distinct " ~ grain | join(", ") ~ " from " ~ lookup
+        ~ " where " ~ recent | join(" or ") ~ " order by all"
+    ) -%}
     {%- set by_run = {} -%}
     {%- for row in changed.rows -%}
         {%- do by_run.setdefault(row[0], []).append(row[1] if grain | length > 1 else none) -%}
@@ -52,7 +63,7 @@ where {{ changed_groups_predicate(upstream, grain, upstream_time, own_time) }}
     {%- else -%}
         (
         {%- for run, values in by_run.items() %}
-            {{ "or " if not loop.first }}(upstream.run_id = '{{ run | replace("'", "''") }}'
+            {{ "or " if not loop.first }}(upstream.run_id = {{ _quoted(run) }}
             {%- if grain | length > 1 %} and upstream.{{ grain[1] }} in ({{ values | join(", ") }}){% endif %})
         {%- endfor %}
         )

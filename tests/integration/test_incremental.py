@@ -92,8 +92,9 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
     # Sentinels: an incremental build that re-read an unchanged iteration
     # would overwrite them; one in the grown iteration must be overwritten.
     sentinels = {
-        "int_rollouts_scored": "response_chars",
         "fct_prompt_iteration": "mean_response_chars",
+        "fct_score_distribution": "n",
+        "fct_instruction_iteration": "n_prompts",
     }
     con = duckdb.connect(str(warehouse))
     for table, column in sentinels.items():
@@ -135,7 +136,7 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
     assert {t: d for t, d in differences.items() if d[1] or d[2]} == {}
     # Every model holds rows (an empty table would compare equal trivially).
     assert [t for t, (rows, _, _) in differences.items() if rows == 0] == []
-    rollouts = _positions(full, "select count(*), count(distinct run_id) from int_rollouts_scored")
+    rollouts = _positions(full, "select sum(n), count(distinct run_id) from fct_score_distribution")
     assert rollouts == [(12 * 5 * 4 + 9 * 3 * 4, 2)]
 
 

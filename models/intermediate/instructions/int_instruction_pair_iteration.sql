@@ -11,7 +11,9 @@
 with
 
 int_rollout_instructions_unnested as (
-    {{ changed_rows(ref('int_rollout_instructions_unnested')) }}
+    {{ changed_rows(
+        ref('int_rollout_instructions_unnested'), lookup=ref('stg_rollouts')
+    ) }}
 ),
 
 pairs as (

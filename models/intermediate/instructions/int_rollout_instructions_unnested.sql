@@ -1,12 +1,7 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='delete+insert',
-        unique_key=['run_id', 'iteration'],
-    )
-}}
-{# One row per rollout and instruction of its prompt. Incremental by (run,
-   iteration), like int_rollouts_scored, which it reads. #}
+{{ config(materialized='view') }}
+{# One row per rollout and instruction of its prompt: a view, read by the
+   incremental instruction models through changed_rows like
+   int_rollouts_scored. #}
 with
 
 int_rollouts_scored as (
@@ -19,7 +14,7 @@ int_rollouts_scored as (
         instruction_followed,
         prompt_strict_acc,
         ingested_at
-    from ({{ changed_rows(ref('int_rollouts_scored'), own_time='ingested_at') }})
+    from {{ ref('int_rollouts_scored') }}
     where len(instruction_ids) > 0
 ),
 

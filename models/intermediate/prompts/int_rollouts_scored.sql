@@ -1,14 +1,9 @@
-{{
-    config(
-        materialized='incremental',
-        incremental_strategy='delete+insert',
-        unique_key=['run_id', 'iteration'],
-    )
-}}
-{# The one model that reads rollouts from the lake for the marts: every
-   later model reads this narrow table (no prompt or response text) instead
-   of the lake. Incremental by (run, iteration): a build re-reads from the
-   lake only the iterations that received parts since the last build. #}
+{{ config(materialized='view') }}
+{# A view over the lake: it copies nothing. The incremental models read it
+   through the macro changed_rows, which writes the (run, iteration) groups
+   to recompute into the query as constants; DuckDB pushes them through this
+   view (they partition the window below) into the parquet scan, which skips
+   every other part and row group unread. #}
 with
 
 stg_rollouts as (
@@ -29,7 +24,7 @@ stg_rollouts as (
         instruction_followed,
         response_chars,
         ingested_at
-    from ({{ changed_rows(ref('stg_rollouts'), own_time='ingested_at') }})
+    from {{ ref('stg_rollouts') }}
 ),
 
 scored as (

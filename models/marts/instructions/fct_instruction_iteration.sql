@@ -8,7 +8,9 @@
 with
 
 int_rollout_instructions_unnested as (
-    {{ changed_rows(ref('int_rollout_instructions_unnested')) }}
+    {{ changed_rows(
+        ref('int_rollout_instructions_unnested'), lookup=ref('stg_rollouts')
+    ) }}
 ),
 
 aggregated as (

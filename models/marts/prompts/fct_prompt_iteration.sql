@@ -11,7 +11,7 @@ with
    last build: landing iteration 101 leaves iterations 0..100 untouched
    (macro changed_rows). #}
 rollouts as (
-    {{ changed_rows(ref('int_rollouts_scored')) }}
+    {{ changed_rows(ref('int_rollouts_scored'), lookup=ref('stg_rollouts')) }}
 ),
 
 aggregated as (

@@ -13,7 +13,7 @@ int_rollouts_scored as (
         iteration,
         reward_case,
         ingested_at
-    from ({{ changed_rows(ref('int_rollouts_scored')) }})
+    from ({{ changed_rows(ref('int_rollouts_scored'), lookup=ref('stg_rollouts')) }})
     where reward_case is not null
 ),
 

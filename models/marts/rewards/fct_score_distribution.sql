@@ -13,7 +13,7 @@ int_rollouts_scored as (
         iteration,
         score,
         ingested_at
-    from ({{ changed_rows(ref('int_rollouts_scored')) }})
+    from ({{ changed_rows(ref('int_rollouts_scored'), lookup=ref('stg_rollouts')) }})
 ),
 
 aggregated as (

@@ -7,16 +7,17 @@
 }}
 {% set bins = var('score_histogram_bins') %}
 {# Bins span the run's score range, so a run is recomputed whole when any
-   of its iterations received rows. #}
+   of its iterations received rows: read from stg_rollouts, the lake's own
+   view (only the score column of the run's parts). #}
 with
 
-int_rollouts_scored as (
+rollouts as (
     select
         run_id,
         iteration,
         score,
         ingested_at
-    from ({{ changed_rows(ref('int_rollouts_scored'), grain=['run_id']) }})
+    from ({{ changed_rows(ref('stg_rollouts'), grain=['run_id']) }})
 ),
 
 run_ranges as (
@@ -26,14 +27,14 @@ run_ranges as (
         min(score) as range_low,
         max(score) as range_high,
         max(ingested_at) as ingested_through
-    from int_rollouts_scored
+    from rollouts
     group by 1
 ),
 
 binned as (
     select
-        int_rollouts_scored.run_id,
-        int_rollouts_scored.iteration,
+        rollouts.run_id,
+        rollouts.iteration,
         run_ranges.range_low,
         run_ranges.range_high,
         run_ranges.ingested_through,
@@ -41,16 +42,16 @@ binned as (
             when run_ranges.range_high = run_ranges.range_low then 0
             else least(
                 cast(floor(
-                    (int_rollouts_scored.score - run_ranges.range_low)
+                    (rollouts.score - run_ranges.range_low)
                     / (run_ranges.range_high - run_ranges.range_low)
                     * {{ bins }}
                 ) as integer),
                 {{ bins }} - 1
             )
         end as bin_index
-    from int_rollouts_scored
+    from rollouts
     inner join run_ranges
-        on int_rollouts_scored.run_id = run_ranges.run_id
+        on rollouts.run_id = run_ranges.run_id
 ),
 
 all_bins as (

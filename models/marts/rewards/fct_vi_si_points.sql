@@ -19,7 +19,7 @@ int_rollouts_scored as (
         alpha_threshold,
         reward_case,
         ingested_at
-    from ({{ changed_rows(ref('int_rollouts_scored')) }})
+    from ({{ changed_rows(ref('int_rollouts_scored'), lookup=ref('stg_rollouts')) }})
     where v_i is not null and s_i is not null
 ),
 
