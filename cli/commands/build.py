@@ -95,9 +95,11 @@ def build(settings: Settings, unit_tests: bool, dbt_args: tuple[str, ...]) -> No
     The first build of a warehouse builds every model; later ones build only
     the models downstream of the lake tables that received parts, and
     incremental models recompute only the iterations (or runs) that changed.
-    Nothing landed: nothing runs. Data tests (keys, nulls, ranges) run on
-    every model built. Extra arguments go to dbt build; with --select or
-    --exclude they choose what runs, --full-refresh rebuilds from scratch.
+    Nothing landed: nothing runs. Changed model files, vars, or a warehouse
+    another program changed: everything is rebuilt from scratch. Data tests
+    (keys, nulls, ranges) run on every model built. Extra arguments go to dbt
+    build; with --select or --exclude they choose what runs, --full-refresh
+    rebuilds from scratch.
 
     dbt's log goes to stderr; stdout gets the warehouse path. The exit code
     follows dbt: 1 when a model or test fails, with one line per broken rule.
