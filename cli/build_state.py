@@ -6,8 +6,8 @@ the build started, a fingerprint of the dbt project and its arguments, and
 the warehouse file's identity. The next ``obs build`` compares: when only
 parts were published, it builds the models downstream of the tables that
 received them (``--select source:lake.<table>+``); when nothing was, it says
-so and runs nothing; when the project, the arguments or the warehouse
-changed in any other way, it rebuilds everything (``--full-refresh``), since
+so and runs nothing; when the project, the arguments, the lake's path or
+the warehouse changed in any other way, it rebuilds everything (``--full-refresh``), since
 incremental rows built under the old project or vars would otherwise stay.
 """
 
@@ -69,21 +69,6 @@ HARMLESS_WITH_VALUE = {"--log-level", "--log-level-file", "--log-format", "--log
 def selects(extra_args: Sequence[str]) -> bool:
     """The user chose what to run (``obs build --select ...``)."""
     return any(arg.split("=", 1)[0] in SELECTING for arg in extra_args)
-
-
-def without_selection(extra_args: Sequence[str]) -> list[str]:
-    """The arguments less the selecting ones and their values."""
-    kept: list[str] = []
-    skipping = False
-    for arg in extra_args:
-        if arg.split("=", 1)[0] in SELECTING:
-            skipping = "=" not in arg
-            continue
-        if skipping and not arg.startswith("-"):
-            continue
-        skipping = False
-        kept.append(arg)
-    return kept
 
 
 def full_refresh(extra_args: Sequence[str]) -> bool:
@@ -172,7 +157,9 @@ class Plan:
 def plan(warehouse: Path, lake: Path, extra_args: Sequence[str], sources: Sequence[str]) -> Plan:
     """Compare the lake and project with the record of the last full build."""
     marks = {t: m for t, m in lake_marks(lake).items() if t in sources}
-    fingerprint = project_fingerprint(extra_args)
+    # The views name the lake's path: another lake (or the lake moved) is
+    # another warehouse's worth of rows.
+    fingerprint = project_fingerprint([*extra_args, f"--obs-lake={lake.resolve()}"])
     try:
         recorded = json.loads((state_dir(warehouse) / STATE_FILE).read_text())
     except (FileNotFoundError, ValueError):

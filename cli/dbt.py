@@ -27,6 +27,8 @@ import click
 PARTIAL_PARSE_FILE = "partial_parse.msgpack"
 # A failed test's rows are printed up to this many.
 FAILURE_ROWS = 10
+# Parses kept in the per-user cache (about 1 MB each).
+PARSE_CACHE_FILES = 16
 # How long a build waits for another process to let go of the warehouse.
 LOCK_WAIT_SECONDS = 5.0
 
@@ -69,6 +71,14 @@ def _parse_cache(warehouse: Path, lake: Path) -> tuple[Path, Path | None]:
     except (ValueError, OSError):
         named = None
     return exact, named
+
+
+def _prune(folder: Path, keep: int = PARSE_CACHE_FILES) -> None:
+    """Keep the newest ``keep`` parses (one per database name and lake)."""
+    with contextlib.suppress(OSError):
+        kept = sorted(folder.glob("*.msgpack"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in kept[keep:]:
+            old.unlink(missing_ok=True)
 
 
 def _copy_atomically(source: Path, target: Path) -> None:
@@ -192,6 +202,13 @@ class Dbt:
     lake: Path
     keep_manifest: bool = False
     _manifest: Any = field(default=None, repr=False)
+    _parsed_under: str | None = field(default=None, repr=False)
+
+    def parsed_under(self, fingerprint: str) -> None:
+        """Forget a kept parse of the project made when its files hashed otherwise."""
+        if self._parsed_under != fingerprint:
+            self._manifest = None
+        self._parsed_under = fingerprint
 
     def _args(self, command: str, extra_args: Sequence[str]) -> list[str]:
         root = project_dir()
@@ -244,6 +261,7 @@ class Dbt:
                 release_warehouse()
         if saved_parse.exists():
             _copy_atomically(saved_parse, cache)
+            _prune(cache.parent)
         return self._summarise(command, result)
 
     def _summarise(self, command: str, result: Any) -> BuildResult:
@@ -264,7 +282,9 @@ class Dbt:
         if result.exception is not None and not nodes:
             lines = [line.strip() for line in str(result.exception).splitlines() if line.strip()]
             # dbt's first line is often only the kind ("Runtime Error"): add the next.
-            message = ": ".join(lines[:2]) if lines and lines[0].endswith("Error") else lines[0]
+            if not lines:  # an interrupt (a second Ctrl-C or SIGTERM) has no text
+                lines = [type(result.exception).__name__]
+            message = ": ".join(lines[:2]) if lines[0].endswith("Error") else lines[0]
             raise click.ClickException(f"dbt {command} failed: {message}")
         failures = tuple(line for status, node in broken for line in self._describe(node))
         return BuildResult(

@@ -51,6 +51,8 @@ def run_build(dbt: Dbt, settings: Settings, dbt_args: tuple[str, ...], unit_test
     args = build_args(dbt_args, unit_tests)
     custom = build_state.selects(dbt_args)
     plan = build_state.plan(settings.warehouse, settings.lake, args, lake_sources())
+    # obs watch keeps dbt's parsed project: parse again when the project changed.
+    dbt.parsed_under(build_state.project_fingerprint([]))
     if build_state.full_refresh(dbt_args):
         plan = build_state.Plan(True, plan.tables, plan.marks, plan.fingerprint)
     if plan.nothing and not custom:
@@ -62,13 +64,9 @@ def run_build(dbt: Dbt, settings: Settings, dbt_args: tuple[str, ...], unit_test
         selection.append("--full-refresh")
     result = dbt.invoke("build", [*selection, *args])
     if custom:
-        # The user's selection: the next plain build selects everything again
-        # (incrementally, when these arguments less the selection are its own).
-        unselected = build_state.plan(
-            settings.warehouse, settings.lake, build_state.without_selection(args), ()
-        )
-        chosen = build_state.Plan(False, (), {}, unselected.fingerprint)
-        build_state.record(settings.warehouse, chosen, succeeded=False)
+        # The user's own selection, perhaps under other vars: the next plain
+        # build rebuilds from scratch rather than trust what this one left.
+        build_state.forget(settings.warehouse)
     else:
         build_state.record(settings.warehouse, plan, succeeded=result.success)
     if not result.success:

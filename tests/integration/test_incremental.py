@@ -10,6 +10,7 @@ scratch on the final lake, and every table of the two must hold the same rows.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import duckdb
@@ -170,6 +171,13 @@ def test_build_runs_nothing_when_nothing_landed(tmp_path: Path) -> None:
     rebuilt = run_cli([*base, "build"])
     assert "built in" in rebuilt.stderr
     assert _positions(warehouse, count) == rows
+    # So is one pointed at another lake (here the same rollouts, moved): its
+    # views must read the new place.
+    moved = tmp_path / "moved_lake"
+    shutil.move(base[1], moved)
+    elsewhere = run_cli(["--lake", moved, "--warehouse", warehouse, "build"])
+    assert "built in" in elsewhere.stderr
+    assert _positions(warehouse, "select count(*) from stg_rollouts") == [(24,)]
 
 
 def test_build_names_the_broken_rule(tmp_path: Path) -> None:

@@ -113,10 +113,33 @@ def test_build_state_tells_a_selection_from_other_dbt_arguments() -> None:
     args = ["--vars", "{a: 1}", "--select", "fct_x+", "fct_y", "--threads", "4", "-s=z"]
     assert build_state.selects(args)
     assert not build_state.selects(["--vars", "{a: 1}", "--full-refresh"])
-    assert build_state.without_selection(args) == ["--vars", "{a: 1}", "--threads", "4"]
     assert build_state.full_refresh(["-f"]) and not build_state.full_refresh(["--fail-fast"])
     # Arguments that change nothing built leave the fingerprint alone; vars do not.
     plain = build_state.project_fingerprint([])
     assert build_state.project_fingerprint(["--quiet", "--full-refresh"]) == plain
     assert build_state.project_fingerprint(["--log-level-file", "info"]) == plain
     assert build_state.project_fingerprint(["--vars", "{a: 1}"]) != plain
+
+
+def test_dbt_interrupted_without_a_message_is_one_line(tmp_path: Path) -> None:
+    """A second Ctrl-C or SIGTERM reaches dbt as an exception with no text."""
+    from types import SimpleNamespace
+
+    from obs.cli.dbt import Dbt
+
+    dbt = Dbt(tmp_path / "w.duckdb", tmp_path / "lake")
+    interrupted = SimpleNamespace(result=None, exception=KeyboardInterrupt(), success=False)
+    with pytest.raises(click.ClickException, match=r"^dbt build failed: KeyboardInterrupt$"):
+        dbt._summarise("build", interrupted)
+
+
+def test_a_kept_parse_is_dropped_when_the_project_changes(tmp_path: Path) -> None:
+    from obs.cli.dbt import Dbt
+
+    dbt = Dbt(tmp_path / "w.duckdb", tmp_path / "lake", keep_manifest=True)
+    dbt.parsed_under("a")
+    dbt._manifest = object()
+    dbt.parsed_under("a")
+    assert dbt._manifest is not None
+    dbt.parsed_under("b")
+    assert dbt._manifest is None
