@@ -71,7 +71,7 @@ def demo(
                 f"({landed.files_skipped} files already ingested)"
             )
     if not quiet:
-        echo_err("building every model and test (dbt build) ...")
+        echo_err("building what landed, with its tests (dbt build) ...")
     # dbt's node-by-node log is noise here; errors still print (--debug shows all).
     built = run_build(
         Dbt(settings.warehouse, settings.lake),
