@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+WANDB_WRITERS := 0.19.11 0.31.0
 
 .PHONY: install browser demo test test-fast lint bench clean
 
@@ -14,6 +15,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip setuptools wheel
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	@test -x $(BIN)/obs && test -x $(BIN)/dbt && test -x $(BIN)/duckdb
+	# W&B writers of two SDK releases, beside the reader: the tests write offline runs with each
+	for v in $(WANDB_WRITERS); do \
+		$(BIN)/python -m pip install --quiet --no-warn-conflicts --target $(VENV)/writers/wandb-$$v wandb==$$v || exit 1; \
+	done
 	touch $(STAMP)
 
 # The browser tests and PNG export use Debian's Chromium; install it when missing.

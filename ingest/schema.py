@@ -111,3 +111,36 @@ MANIFEST_TABLE = TableSpec(
         Column("recorded_at", pa.timestamp("us"), "when the entry was written (UTC)"),
     ),
 )
+
+METRICS = "metrics"
+RUNS = "runs"
+
+METRIC_TABLE = TableSpec(
+    METRICS,
+    (
+        Column("step", pa.int64(), "the tracker's step (W&B _step, TensorBoard step, ...)"),
+        Column("key", pa.string(), "the metric's name as the tracker logged it"),
+        Column("value", pa.float64(), "the value; NaN and Infinity are kept (a diverging loss)"),
+        Column("wall_time", pa.float64(), "seconds since the epoch when logged, where known"),
+        Column("source", pa.string(), "what wrote it: wandb, tensorboard, trl, mlflow, jsonl, ..."),
+        Column("source_file", pa.string(), "absolute path of the file or run folder read"),
+    ),
+)
+
+RUN_TABLE = TableSpec(
+    RUNS,
+    (
+        Column("source", pa.string(), "what wrote it: wandb, tensorboard, trl, mlflow, jsonl, ..."),
+        Column("project", pa.string(), "the tracker's project (MLflow: experiment name)"),
+        Column("entity", pa.string(), "the W&B entity (team or user), where known"),
+        Column("name", pa.string(), "the run's display name"),
+        Column("state", pa.string(), "finished, running, crashed, failed, killed, ..."),
+        Column("tags", pa.list_(pa.string()), "the run's tags"),
+        Column("created_at", pa.timestamp("us"), "when the run started (UTC)"),
+        Column("config", pa.string(), "the run's configuration (JSON object)"),
+        Column("summary", pa.string(), "the run's summary values (JSON object)"),
+        Column("artifacts", pa.string(), "artifacts the source lists (JSON array)"),
+        Column("source_file", pa.string(), "absolute path of the file or run folder read"),
+        Column("record_hash", pa.string(), "SHA-1 of the row's content (a changed run lands anew)"),
+    ),
+)

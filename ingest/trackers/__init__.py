@@ -1,0 +1,1 @@
+"""Readers of tracker histories (W&B, TensorBoard, TRL, MLflow, JSONL)."""
