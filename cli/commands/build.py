@@ -26,9 +26,10 @@ def lake_sources() -> tuple[str, ...]:
 
 
 def check_lake(settings: Settings) -> None:
-    if not (settings.lake / "rollouts").is_dir():
+    if not any((settings.lake / table).is_dir() for table in ("rollouts", "metrics", "runs")):
         raise click.ClickException(
-            f"{settings.lake}: no rollouts in this lake; run `obs ingest rollouts PATH` first"
+            f"{settings.lake}: nothing landed in this lake yet; run `obs ingest rollouts PATH` "
+            "or `obs ingest metrics PATH` first"
         )
     old = next((settings.lake / "rollouts").glob("run_id=*/*.parquet"), None)
     if old is not None:

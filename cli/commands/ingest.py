@@ -220,3 +220,105 @@ def _report(result: IngestResult, settings: Settings, as_json: bool, quiet: bool
             echo_err(f"  rejected {count}: {reason}")
         echo_err(f"  every rejected row, with its file and line: {settings.lake / '_rejects'}")
     sys.stdout.flush()
+
+
+@ingest.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option(
+    "--run",
+    "run_id",
+    callback=_run_option,
+    help="Land every run found under PATH as this one run (default: the id each source "
+    "gives: the W&B run id, the TensorBoard run folder, the MLflow run id, the TRL output "
+    "folder, the JSONL file's name).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    default="auto",
+    show_default=True,
+    help="Read only this kind of source: auto, wandb, wandb-export, wandb-csv, tensorboard, "
+    "trl, mlflow, jsonl.",
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="All or nothing: land nothing and exit 1 when any record is rejected or any source "
+    "cannot be read.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+@quiet_option
+@pass_settings
+def metrics(
+    settings: Settings,
+    path: Path,
+    run_id: str | None,
+    fmt: str,
+    strict: bool,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Land run histories: W&B, TensorBoard, TRL, MLflow and JSON-lines metric logs.
+
+    PATH is a file or a folder; a folder may hold many runs of many trackers.
+    Lands every scalar as (run, step, key, value, wall time) in the lake's
+    `metrics` table (NaN and Infinity kept) and each run's name, state, tags,
+    config and summary in `runs`. Media, tables and histograms are not metrics:
+    the summary line counts what was skipped. Ingesting again lands only the
+    steps the run does not hold yet.
+
+    \b
+    Example:
+      obs ingest metrics wandb/                       # offline or synced W&B runs
+      obs ingest metrics analysis_run.json            # a W&B export
+      obs ingest metrics runs/ --format tensorboard   # a folder of TensorBoard runs
+      obs ingest metrics trl-out/ --run trl-gsm8k     # trainer_state.json files
+      obs ingest metrics mlruns/                      # an MLflow file store
+      obs ingest metrics outputs/metrics.jsonl --run verl-gsm8k
+    """
+    from obs.ingest.history import describe_skipped, formats, ingest_metrics
+
+    if fmt != "auto" and fmt not in formats():
+        raise click.BadParameter(
+            f"{fmt!r} is not one of auto, {', '.join(formats())}", param_hint="--format"
+        )
+    with friendly_errors(settings.debug), _file_progress("ingesting metrics", quiet) as tick:
+        result = ingest_metrics(
+            path,
+            lake=settings.lake,
+            run_id=run_id,
+            fmt=fmt,
+            strict=strict,
+            on_source=tick,  # type: ignore[arg-type]
+        )
+    skipped = describe_skipped(result.skipped)
+    if as_json:
+        _report(result, settings, True, quiet)
+    else:
+        for file in result.files:
+            if file.note and not quiet:
+                echo_err(f"note: {file.source}: {file.note}")
+        runs = ", ".join(result.runs) if len(result.runs) <= 4 else f"{len(result.runs)} runs"
+        click.echo(
+            f"runs {runs}: {_plural(result.rows_landed, 'point')} landed, "
+            f"{result.rows_rejected:,} rejected, from {_plural(result.sources, 'source')}"
+            + (f" (not metrics, skipped: {skipped})" if skipped else "")
+            + f" -> {settings.lake}"
+        )
+        reasons = Counter(r.split(":")[0] for f in result.files for r in f.reject_reasons)
+        if reasons and not quiet:
+            for reason, count in reasons.most_common(5):
+                echo_err(f"  rejected {count}: {reason}")
+            echo_err(
+                f"  every rejected record, with its file and line: {settings.lake / '_rejects'}"
+            )
+    unreadable = [f for f in result.files if f.status == "unreadable"]
+    if result.strict_failed:
+        raise click.ClickException(
+            f"{path}: {_plural(result.rows_rejected, 'record')} rejected and "
+            f"{_plural(len(unreadable), 'source')} unreadable (--strict): nothing landed; fix "
+            "them or ingest without --strict"
+        )
+    if unreadable and len(unreadable) == len(result.files):
+        first = unreadable[0]
+        raise click.ClickException(f"{first.source}: {first.note}")

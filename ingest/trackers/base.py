@@ -22,6 +22,7 @@ integer) is a reject: file, line (or record number) and reason.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -157,3 +158,9 @@ def unwrap_config(config: Any) -> Any:
     if isinstance(config, list):
         return [unwrap_config(v) for v in config]
     return config
+
+
+def safe_run_id(name: str) -> str:
+    """A run id made from a source's name: other characters become ``_``, at most 128."""
+    cleaned = re.sub(r"[^A-Za-z0-9._+@:-]", "_", name.strip())[:128]
+    return "run" if cleaned in {"", ".", ".."} else cleaned

@@ -252,6 +252,6 @@ def test_ingest_cli_errors_are_one_line(tmp_path: Path) -> None:
     )
     no_build = run_cli([*base, "build"], exit_code=1)
     assert no_build.stderr == (
-        f"Error: {tmp_path / 'lake'}: no rollouts in this lake; "
+        f"Error: {tmp_path / 'lake'}: nothing landed in this lake yet; "
         "run `obs ingest rollouts PATH` first\n"
     )

@@ -1,0 +1,460 @@
+"""Run histories into the lake: find each tracker's sources, read them, land what is new.
+
+Trackers do not append to one file the way rollout dumps do: TRL rewrites
+``trainer_state.json`` at every save (and copies it into each checkpoint), a
+W&B run folder and a TensorBoard folder grow, an MLflow store holds many runs
+in many small files. So a history lands by *key*, not by bytes: a run holds one
+value per (step, key). Reading a source again lands only the points the run
+does not hold yet; a copy of a landed source lands nothing; a grown source
+lands its new steps. Within one source a key logged twice at one step keeps
+the last value (a restarted trainer logs the steps after its checkpoint again).
+
+The rest is the landing core's: one ingest of a run at a time (its lock),
+the debris of a killed ingest removed, parts staged and published by atomic
+rename, then recorded in the run's manifest; damaged records go to
+``_rejects`` with file, line and reason while the rest lands; ``strict``
+publishes nothing unless every source is clean.
+
+A run's attributes (name, state, tags, config, summary, ...) land in ``runs``
+as one row each time they change; the newest row wins in ``stg_runs``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib
+import json
+import logging
+import math
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from obs.ingest import lake as lake_files
+from obs.ingest.errors import IngestError
+from obs.ingest.lake import Clock, ManifestEntry, Staging
+from obs.ingest.landing import FileResult, IngestResult
+from obs.ingest.schema import (
+    METRIC_TABLE,
+    METRICS,
+    REJECT_TABLE,
+    REJECTS,
+    RUN_TABLE,
+    RUNS,
+)
+from obs.ingest.trackers.base import RunHistory
+
+logger = logging.getLogger(__name__)
+
+# Reader modules under obs.ingest.trackers, in the order sources are looked for.
+READERS = ("wandb_files", "tensorboard_files", "mlflow_store", "trl_state", "jsonl_metrics")
+TABLES = [METRICS, RUNS, REJECTS]
+WRITE_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 1}
+
+
+def readers() -> list[ModuleType]:
+    """The reader modules (imported here: their libraries load only when used)."""
+    return [importlib.import_module(f"obs.ingest.trackers.{name}") for name in READERS]
+
+
+def formats() -> dict[str, str]:
+    """Every format name ``--format`` accepts, with what it reads."""
+    out: dict[str, str] = {}
+    for module in readers():
+        out.update(module.FORMATS)
+    return out
+
+
+@dataclass(frozen=True)
+class Source:
+    """One thing to read: a file or a folder, in one format, by one reader."""
+
+    reader: ModuleType
+    format: str
+    origin: Path
+
+
+def plan(path: Path, fmt: str = "auto") -> list[Source]:
+    """Every tracker source at or under ``path`` (one format, or all with ``auto``)."""
+    if not path.exists():
+        raise IngestError(f"{path}: no such file or folder; give a tracker's run folder or file")
+    known = formats()
+    if fmt != "auto" and fmt not in known:
+        raise IngestError(f"--format {fmt}: unknown; use auto or one of {', '.join(known)}")
+    found: list[Source] = []
+    seen: set[Path] = set()
+    for module in readers():
+        for kind, origin in module.find(path):
+            if fmt not in {"auto", kind}:
+                continue
+            resolved = origin.resolve()
+            if resolved in seen:
+                continue
+            seen.add(resolved)
+            found.append(Source(module, kind, origin))
+    if not found:
+        wanted = "a source" if fmt == "auto" else f"a {fmt} source"
+        raise IngestError(
+            f"{path}: found no {wanted.removeprefix('a ')} here (obs reads "
+            f"{'; '.join(known.values())}); point at the run's folder or file, or name the "
+            "format with --format"
+        )
+    return found
+
+
+# --------------------------------------------------------------------------- one run's landing
+
+
+@dataclass
+class _Landing:
+    """One run's staged parts of this call, published together (or not, under --strict)."""
+
+    run_id: str
+    staging: Staging
+    clock: Clock
+    entries: list[ManifestEntry]
+    staged: list[tuple[ManifestEntry, list[tuple[str, Path]]]] = field(default_factory=list)
+
+    def parts(self, lake: Path, table: str) -> list[str]:
+        """The run's parts of ``table``: landed before this call, and staged in it."""
+        staged = [str(path) for _, paths in self.staged for name, path in paths if name == table]
+        return _landed_parts(lake, table, self.entries) + staged
+
+
+def _digest(files: list[Path]) -> tuple[int, int, str]:
+    """Total size, newest mtime and a hash of the listing (name, size, mtime) of ``files``."""
+    hasher = hashlib.sha1()
+    size = newest = 0
+    for file in sorted(files):
+        with contextlib.suppress(OSError):
+            stat = file.stat()
+            size += stat.st_size
+            newest = max(newest, stat.st_mtime_ns)
+            hasher.update(f"{file}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return size, newest, hasher.hexdigest()
+
+
+def _points(history: RunHistory) -> pa.Table:
+    return pa.table(
+        {
+            "step": pa.array(history.steps, pa.int64()),
+            "key": pa.array(history.keys, pa.string()),
+            "value": pa.array(history.values, pa.float64()),
+            "wall_time": pa.array(history.wall_times, pa.float64()),
+            "ord": pa.array(range(history.points), pa.int64()),
+        }
+    )
+
+
+def _landed_parts(lake: Path, table: str, entries: list[ManifestEntry]) -> list[str]:
+    prefix = table + "/"
+    return [
+        str(lake / part)
+        for entry in entries
+        for part in entry.parts
+        if part.startswith(prefix) and (lake / part).is_file()
+    ]
+
+
+def _new_points(history: RunHistory, parts: list[str]) -> tuple[pa.Table, int, int]:
+    """The points the run does not hold yet (one per step and key: the last logged).
+
+    Also how many values were a key logged again at a step with another value, and
+    how many distinct (step, key) the source holds.
+    """
+    import duckdb
+
+    points = _points(history)
+    con = duckdb.connect()
+    try:
+        con.register("points", points)
+        latest = (
+            "select step, key, value, wall_time from points "
+            "qualify row_number() over (partition by step, key order by ord desc) = 1"
+        )
+        # A key logged again at a step with the same value is no news; with
+        # another value it is worth a note (the last is kept).
+        counted = con.execute(
+            "select count(*), count(distinct (step, key)) from "
+            "(select distinct step, key, value from points)"
+        ).fetchone()
+        repeated = counted[0] - counted[1] if counted else 0
+        distinct = counted[1] if counted else 0
+        if parts:
+            query = (
+                f"select * from ({latest}) p where not exists (select 1 from "
+                "read_parquet($parts) l where l.step = p.step and l.key = p.key) "
+                "order by step, key"
+            )
+            fresh = con.execute(query, {"parts": parts}).arrow()
+        else:
+            fresh = con.execute(f"{latest} order by step, key").arrow()
+    finally:
+        con.close()
+    if isinstance(fresh, pa.RecordBatchReader):
+        fresh = fresh.read_all()
+    return fresh, repeated, distinct
+
+
+def _run_row(history: RunHistory, origin: str) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "source": history.source,
+        "project": history.project,
+        "entity": history.entity,
+        "name": history.name,
+        "state": history.state,
+        "tags": [str(t) for t in history.tags],
+        "created_at": history.created_at,
+        "config": _json(history.config),
+        "summary": _json(history.summary),
+        "artifacts": _json(history.artifacts),
+        "source_file": origin,
+    }
+    content = json.dumps({k: v for k, v in row.items() if k != "source_file"}, default=str)
+    row["record_hash"] = hashlib.sha1(content.encode()).hexdigest()
+    return row
+
+
+def _json(value: Any) -> str:
+    """JSON text; NaN and Infinity become null (JSON has no such values)."""
+    return json.dumps(_finite(value), ensure_ascii=False, default=str, sort_keys=True)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _landed_hashes(parts: list[str]) -> set[str]:
+    hashes: set[str] = set()
+    for part in parts:
+        hashes.update(
+            pq.read_table(part, columns=["record_hash"]).column("record_hash").to_pylist()
+        )
+    return hashes
+
+
+def _stage(folder: Path, name: str, table: pa.Table) -> Path:
+    path = folder / f"{name}.{uuid.uuid4().hex[:12]}" / "part.parquet"
+    path.parent.mkdir(parents=True)
+    pq.write_table(table, path, **WRITE_OPTIONS)
+    return path
+
+
+def _land_one(
+    history: RunHistory,
+    source: Source,
+    landing: _Landing,
+    lake: Path,
+    stat: tuple[int, int, str],
+) -> FileResult:
+    """Stage one history's new points, run row and rejects; its result."""
+    origin = str(source.origin.resolve())
+    result = FileResult(source.origin, landing.run_id)
+    fresh, repeated, distinct = _new_points(history, landing.parts(lake, METRICS))
+    staged: list[tuple[str, Path]] = []
+    if fresh.num_rows:
+        table = pa.table(
+            {
+                "step": fresh.column("step"),
+                "key": fresh.column("key"),
+                "value": fresh.column("value"),
+                "wall_time": fresh.column("wall_time"),
+                "source": pa.array([history.source] * fresh.num_rows, pa.string()),
+                "source_file": pa.array([origin] * fresh.num_rows, pa.string()),
+            },
+            schema=METRIC_TABLE.schema,
+        )
+        staged.append((METRICS, _stage(landing.staging.root, METRICS, table)))
+    row = _run_row(history, origin)
+    if row["record_hash"] not in _landed_hashes(landing.parts(lake, RUNS)):
+        table = pa.Table.from_pylist([row], schema=RUN_TABLE.schema)
+        staged.append((RUNS, _stage(landing.staging.root, RUNS, table)))
+    if history.rejects:
+        rejects = pa.table(
+            {
+                "table_name": [METRICS] * len(history.rejects),
+                "source_file": [str(r.file.resolve()) for r in history.rejects],
+                "source_line": [r.line for r in history.rejects],
+                "reason": [r.reason for r in history.rejects],
+                "raw": [r.raw for r in history.rejects],
+            },
+            schema=REJECT_TABLE.schema,
+        )
+        staged.append((REJECTS, _stage(landing.staging.root, REJECTS, rejects)))
+    steps = fresh.column("step") if fresh.num_rows else None
+    size, mtime, digest = stat
+    entry = ManifestEntry(
+        table_name=METRICS,
+        source_file=origin,
+        size_bytes=size,
+        mtime_ns=mtime,
+        content_hash=digest,
+        bytes_consumed=size,
+        lines_consumed=history.points,
+        rows_landed=fresh.num_rows,
+        rows_rejected=len(history.rejects),
+        claimed_iteration=None,
+        iteration_min=None if steps is None else int(min(steps.to_pylist())),
+        iteration_max=None if steps is None else int(max(steps.to_pylist())),
+        parts=[],
+        status="truncated"
+        if history.notes and "partial" in " ".join(history.notes)
+        else "complete",
+        recorded_at=lake_files.utc_now(),
+    )
+    landing.entries.append(entry)
+    landing.staged.append((entry, staged))
+    result.rows_landed = fresh.num_rows
+    result.rows_rejected = len(history.rejects)
+    result.reject_reasons = [r.reason for r in history.rejects]
+    notes = list(history.notes)
+    if not fresh.num_rows and history.points:
+        result.status = "unchanged"
+        notes.insert(0, "already ingested")
+    elif distinct > fresh.num_rows:
+        notes.append(f"{distinct - fresh.num_rows:,} points the run already holds")
+    if repeated and result.status != "unchanged":
+        notes.append(f"{repeated:,} keys logged again at a step with another value (the last kept)")
+    result.note = "; ".join(notes)
+    return result
+
+
+def _publish(lake: Path, landing: _Landing) -> None:
+    """Publish every staged part of the run, then record them (one manifest file)."""
+    entries = []
+    for entry, staged in landing.staged:
+        for table, path in staged:
+            entry.parts.append(lake_files.publish(lake, table, landing.run_id, path, landing.clock))
+        entry.recorded_at = lake_files.utc_now()
+        entries.append(entry)
+    lake_files.write_manifest(lake, landing.run_id, entries)
+
+
+@dataclass
+class HistoryResult(IngestResult):
+    """An ingest's outcome, plus what the sources held that is not a metric."""
+
+    skipped: Counter[str] = field(default_factory=Counter)
+    sources: int = 0
+    runs: list[str] = field(default_factory=list)
+
+
+def land_histories(
+    sources: list[Source],
+    lake: Path,
+    *,
+    root: Path,
+    run_id: str | None = None,
+    strict: bool = False,
+    on_source: Callable[[FileResult], None] | None = None,
+) -> HistoryResult:
+    """Read every source and land each run's new points (see the module docstring)."""
+    if run_id is not None:
+        lake_files.check_run_id(run_id)
+    results: list[FileResult] = []
+    skipped: Counter[str] = Counter()
+    read: list[tuple[Source, tuple[int, int, str], RunHistory]] = []
+    for source in sources:
+        stat = _digest(source.reader.stat_files(source.format, source.origin))
+        try:
+            histories = source.reader.read(source.format, source.origin, root)
+        except IngestError as exc:
+            result = FileResult(source.origin, run_id or "-", "unreadable")
+            result.note = str(exc).removeprefix(f"{source.origin}: ")
+            results.append(result)
+            if on_source is not None:
+                on_source(result)
+            continue
+        for history in histories:
+            skipped.update(history.skipped)
+            read.append((source, stat, history))
+    by_run: dict[str, list[tuple[Source, tuple[int, int, str], RunHistory]]] = {}
+    for source, stat, history in read:
+        target = run_id or history.run_id
+        try:
+            lake_files.check_run_id(target, origin=f"{source.origin}: run id")
+        except IngestError as exc:
+            result = FileResult(source.origin, target, "unreadable", note=f"{exc}; pass --run")
+            results.append(result)
+            continue
+        by_run.setdefault(target, []).append((source, stat, history))
+    landings: list[_Landing] = []
+    with contextlib.ExitStack() as stack:
+        for target in sorted(by_run):
+            stack.enter_context(lake_files.run_lock(lake, target))
+        for target, items in by_run.items():
+            entries = lake_files.read_manifest(lake, target)
+            known = {part for e in entries for part in e.parts}
+            removed = lake_files.remove_debris(lake, target, TABLES, known)
+            if removed:
+                logger.warning("run %s: removed %d parts a killed ingest left", target, removed)
+            staging = Staging(lake, target)
+            stack.callback(staging.discard)
+            landing = _Landing(
+                target,
+                staging,
+                Clock(lake_files.last_publish_time(lake, target, TABLES)),
+                entries,
+            )
+            landings.append(landing)
+            for source, stat, history in items:
+                result = _land_one(history, source, landing, lake, stat)
+                results.append(result)
+                if on_source is not None:
+                    on_source(result)
+            if not strict:
+                _publish(lake, landing)
+                lake_files.compact_manifest(lake, target)
+        strict_failed = strict and any(r.is_problem for r in results)
+        if strict:
+            for landing in landings:
+                if strict_failed:
+                    continue
+                _publish(lake, landing)
+                lake_files.compact_manifest(lake, landing.run_id)
+            if strict_failed:
+                for result in results:
+                    result.note = "; ".join(
+                        n for n in (result.note, "nothing published (--strict)") if n
+                    )
+                    result.rows_landed = 0
+    return HistoryResult(
+        results, strict_failed, skipped=skipped, sources=len(sources), runs=sorted(by_run)
+    )
+
+
+def ingest_metrics(
+    path: Path,
+    *,
+    lake: Path,
+    run_id: str | None = None,
+    fmt: str = "auto",
+    strict: bool = False,
+    on_source: Callable[[FileResult], None] | None = None,
+) -> HistoryResult:
+    """Land every tracker history at or under ``path`` (the Python entry point)."""
+    return land_histories(
+        plan(path, fmt), lake, root=path, run_id=run_id, strict=strict, on_source=on_source
+    )
+
+
+def describe_skipped(skipped: Counter[str]) -> str:
+    """``40 histograms, 3 images`` for the summary line."""
+    parts = []
+    for kind, count in skipped.most_common():
+        noun = kind if count == 1 or kind.endswith("s") else kind + "s"
+        parts.append(f"{count:,} {noun}")
+    return ", ".join(parts)

@@ -1,0 +1,140 @@
+"""JSON-lines metric logs: verl's file logger and flat ``metrics.jsonl`` files.
+
+Two layouts, one record a line:
+
+* verl (``trainer.logger=['file']``): ``{"step": 12, "data": {"actor/pg_loss": 0.1, ...}}``;
+* flat: ``{"step": 12, "loss": 0.1, ...}``; the step may be called ``step``,
+  ``_step``, ``global_step`` or ``iteration``. A file with none of them numbers
+  its records 0, 1, ... and says so.
+
+A wall time is taken from ``_timestamp``, ``timestamp``, ``wall_time`` or
+``time`` (epoch seconds, or an ISO text). A line that is not a JSON object, or
+whose step is not a non-negative integer, is rejected with its line number; a
+last line with no newline is a record still being written and is left for the
+next ingest. Files of rollouts (``input``/``output``, ``prompt``/``response``)
+are not metric logs and are not picked up from a folder.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from obs.ingest.errors import IngestError
+from obs.ingest.readers import parse_json_line, raw_text
+from obs.ingest.trackers.base import RunHistory, as_step, safe_run_id, utc
+
+FORMATS = {"jsonl": "JSON-lines metric log (verl file logger, flat metrics.jsonl)"}
+STEP_KEYS = ("step", "_step", "global_step", "iteration")
+TIME_KEYS = ("_timestamp", "timestamp", "wall_time", "time")
+ROLLOUT_KEYS = frozenset({"input", "output", "prompt", "response", "completion", "messages"})
+EPOCH = datetime(1970, 1, 1)
+GENERIC_STEMS = frozenset({"metrics", "log", "logs", "train", "history", "scalars"})
+
+
+def find(path: Path) -> list[tuple[str, Path]]:
+    if path.is_file():
+        return [("jsonl", path)] if path.suffix == ".jsonl" else []
+    return [("jsonl", p) for p in sorted(path.rglob("*.jsonl")) if p.is_file() and _is_log(p)]
+
+
+def _is_log(path: Path) -> bool:
+    """The first complete line is a metric record, not a rollout."""
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline(1 << 20)
+    except OSError:
+        return False
+    if not first.endswith(b"\n"):
+        return False
+    try:
+        record = json.loads(first)
+    except ValueError:
+        return False
+    if not isinstance(record, dict) or ROLLOUT_KEYS & record.keys():
+        return False
+    data = record.get("data")
+    values = data.values() if isinstance(data, dict) else record.values()
+    return any(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
+
+
+def stat_files(fmt: str, origin: Path) -> list[Path]:
+    return [origin]
+
+
+def run_name(origin: Path) -> str:
+    stem = origin.name.removesuffix(".jsonl")
+    if stem.lower() in GENERIC_STEMS and origin.resolve().parent.name:
+        return origin.resolve().parent.name
+    return stem
+
+
+def read(fmt: str, origin: Path, root: Path) -> list[RunHistory]:
+    try:
+        content = origin.read_bytes()
+    except OSError as exc:
+        raise IngestError(f"{origin}: cannot be read ({exc})") from exc
+    name = run_name(origin)
+    history = RunHistory(run_id=safe_run_id(name), source="jsonl", origin=origin, name=name)
+    complete = content[: content.rfind(b"\n") + 1]
+    if len(complete) < len(content):
+        history.notes.append("its last line is not complete yet; it lands once it is written")
+    numbered = 0
+    for number, line in enumerate(complete.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = parse_json_line(line)
+        except ValueError as exc:
+            history.reject(origin, number, str(exc), raw_text(line))
+            continue
+        if not isinstance(record, dict):
+            history.reject(origin, number, "not a JSON object", raw_text(line))
+            continue
+        numbered += _record(history, origin, number, record, numbered, line)
+    if numbered:
+        history.notes.append(
+            f"{numbered:,} records carry no step field; they are numbered 0, 1, ... in file order"
+        )
+    return [history]
+
+
+def _record(
+    history: RunHistory, origin: Path, number: int, record: dict[str, Any], count: int, line: bytes
+) -> int:
+    """Add one record's points; 1 when it had no step and was numbered."""
+    data = record.get("data") if isinstance(record.get("data"), dict) else None
+    values = data if data is not None else record
+    key = next((k for k in STEP_KEYS if k in record), None)
+    numbered = 0
+    if key is None:
+        step: int | None = count
+        numbered = 1
+    else:
+        step = as_step(record[key])
+    if step is None:
+        history.reject(
+            origin, number, f"{key} is not a non-negative integer ({record[key]!r})", raw_text(line)
+        )
+        return 0
+    wall = _wall_time(record)
+    for name, value in values.items():
+        if data is None and (name in STEP_KEYS or name in TIME_KEYS):
+            continue
+        history.add(step, name, value, wall)
+    return numbered
+
+
+def _wall_time(record: dict[str, Any]) -> float | None:
+    for key in TIME_KEYS:
+        value = record.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value) if math.isfinite(value) else None
+        if isinstance(value, str):
+            moment = utc(value)
+            if moment is not None:
+                return (moment - EPOCH).total_seconds()
+    return None

@@ -1,0 +1,26 @@
+{% macro lake_source(table_name, columns) %}
+{#- The lake table as a relation, or an empty one of the same columns when the
+    lake holds no part of it yet (a lake of rollouts only has no metrics, and
+    one of tracker histories only has no rollouts): read_parquet fails on a
+    pattern that matches no file, and one missing table must not break the
+    build of the others. `obs build` rebuilds the view once the table's first
+    part lands (the table's lake mark changes). In a unit test the source is
+    the test's fixture and is returned as it is. -#}
+    {%- set relation = source('lake', table_name) -%}
+    {%- set text = relation | string -%}
+    {%- if execute and 'read_parquet' in text and not lake_has_parts(table_name) -%}
+        (select
+        {%- for name, type in columns.items() %}
+            cast(null as {{ type }}) as {{ name }}{{ "," if not loop.last }}
+        {%- endfor %}
+        where false)
+    {%- else -%}
+        {{ relation }}
+    {%- endif -%}
+{% endmacro %}
+
+{% macro lake_has_parts(table_name) %}
+    {%- set pattern = env_var("OBS_LAKE", "lake") ~ "/" ~ table_name ~ "/*/*/*.parquet" -%}
+    {%- set found = run_query("select count(*) from glob('" ~ pattern | replace("'", "''") ~ "')") -%}
+    {{ return(found.columns[0].values()[0] > 0) }}
+{% endmacro %}

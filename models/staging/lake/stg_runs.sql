@@ -1,0 +1,38 @@
+{# A view over the lake's run rows: one row per run and ingest that changed it. #}
+with
+
+source as (
+    select * from {{ lake_source('runs', {
+        'run_id': 'varchar', 'ingested_at': 'varchar', 'source': 'varchar',
+        'project': 'varchar', 'entity': 'varchar', 'name': 'varchar', 'state': 'varchar',
+        'tags': 'varchar[]', 'created_at': 'timestamp', 'config': 'varchar',
+        'summary': 'varchar', 'artifacts': 'varchar', 'source_file': 'varchar',
+        'record_hash': 'varchar'}) }}
+),
+
+renamed as (
+    select
+        ---------- ids
+        cast(run_id as varchar) as run_id,
+        record_hash,
+
+        ---------- strings
+        source,
+        project,
+        entity,
+        name,
+        state,
+        tags,
+        cast(config as json) as config,
+        cast(summary as json) as summary,
+        cast(artifacts as json) as artifacts,
+        source_file,
+
+        ---------- timestamps
+        cast(created_at as timestamp) as created_at,
+        strptime(ingested_at, '%Y%m%dT%H%M%S%fZ') as ingested_at
+
+    from source
+)
+
+select * from renamed
