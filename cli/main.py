@@ -20,6 +20,10 @@ COMMANDS = {
     "demo": "obs.cli.commands.demo:demo",
     "export": "obs.cli.commands.export:export",
     "render-dashboard": "obs.cli.commands.render:render_dashboard_command",
+    "runs": "obs.cli.commands.runs:runs",
+    "analyze": "obs.cli.commands.runs:analyze",
+    "compare": "obs.cli.commands.runs:compare",
+    "findings": "obs.cli.commands.runs:findings",
 }
 
 

@@ -96,3 +96,31 @@ def curriculum(settings: Settings, run_id: str, out: Path, mode: str) -> None:
         result = export_curriculum(settings.warehouse, run_id, out, mode)
     echo_err(f"{result.prompts} prompts written ({result.dropped} dropped), mode {mode}")
     click.echo(str(result.path))
+
+
+@export.command("run")
+@click.argument("run")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The JSON file (default: analysis_RUN.json).",
+)
+@pass_settings
+def run_export(settings: Settings, run: str, out: Path | None) -> None:
+    """One run in the analyze-experiment export's shape, from the warehouse.
+
+    id, name, state, tags, config, summary, history (one row per step with
+    _step and _timestamp), artifacts and a metrics view: so a TensorBoard or
+    MLflow run can be handed to a tool that expects a W&B export.
+
+    \b
+    Example:
+      obs export run abc123xy --out analysis_abc123xy.json
+    """
+    import json
+
+    from obs.reports.runs import export_run
+
+    with friendly_errors(settings.debug):
+        result = export_run(settings.warehouse, run, out or Path(f"analysis_{run}.json"))
+    click.echo(json.dumps(result))

@@ -1,0 +1,217 @@
+"""``obs runs``, ``obs analyze``, ``obs compare``, ``obs findings``: run histories, read back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from obs.cli.errors import friendly_errors
+from obs.cli.options import Settings, pass_settings
+
+
+def _format(*choices: str):  # type: ignore[no-untyped-def]
+    return click.option(
+        "--format",
+        "output_format",
+        type=click.Choice(list(choices)),
+        default="table",
+        show_default=True,
+        help="Output format (results on stdout).",
+    )
+
+
+def _pairs(values: tuple[str, ...], option: str) -> list[tuple[str, str]]:
+    out = []
+    for value in values:
+        key, sep, wanted = value.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{value!r}: write KEY=VALUE", param_hint=option)
+        out.append((key, wanted))
+    return out
+
+
+@click.command()
+@click.option("--project", help="Only runs of this project (MLflow: experiment).")
+@click.option("--tag", help="Only runs with this tag.")
+@click.option("--state", help="Only runs in this state (finished, running, crashed, ...).")
+@click.option(
+    "--config",
+    "configs",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Only runs whose config has KEY=VALUE (nested keys with dots; repeat for more).",
+)
+@_format("table", "json")
+@pass_settings
+def runs(
+    settings: Settings,
+    project: str | None,
+    tag: str | None,
+    state: str | None,
+    configs: tuple[str, ...],
+    output_format: str,
+) -> None:
+    """List and search the tracker runs in the warehouse.
+
+    \b
+    Example:
+      obs runs
+      obs runs --tag power-laws --config lora_rank=16 --format json
+    """
+    from obs.reports.runs import list_runs
+    from obs.reports.runs_format import runs_text, to_json
+
+    with friendly_errors(settings.debug):
+        found = list_runs(
+            settings.warehouse,
+            project=project,
+            tag=tag,
+            state=state,
+            config=_pairs(configs, "--config"),
+        )
+    click.echo(to_json(found) if output_format == "json" else runs_text(found), nl=False)
+    if output_format == "json":
+        click.echo()
+
+
+@click.command()
+@click.argument("run")
+@_format("table", "json", "markdown")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write a self-contained HTML run report here.",
+)
+@pass_settings
+def analyze(settings: Settings, run: str, output_format: str, out: Path | None) -> None:
+    """The analyze-experiment workflow for one run, in one answer.
+
+    Sections: 1 run info (config, state, tags, summary), 2 training metrics,
+    3 performance, 4 extraction, 5 rollout reliability, 6 prefix cache,
+    7 power law, 8 league, 10 evaluation, 11 the closest runs by config and
+    how this one compares, then every finding with its evidence and
+    hypotheses, and 12 the export command. A section without data says why.
+    RUN is a run id or a unique run name.
+
+    \b
+    Example:
+      obs analyze abc123xy
+      obs analyze abc123xy --format markdown > analysis.md
+      obs analyze abc123xy --out abc123xy.html
+    """
+    from obs.reports.runs import analyze as load
+    from obs.reports.runs_format import analysis_json, analysis_text
+
+    with friendly_errors(settings.debug):
+        analysis = load(settings.warehouse, run)
+        if out is not None:
+            from obs.reports.run_report import write_run_report
+
+            write_run_report(settings.warehouse, analysis, out)
+    if output_format == "json":
+        click.echo(analysis_json(analysis))
+    else:
+        click.echo(analysis_text(analysis, markdown=output_format == "markdown"), nl=False)
+    if out is not None:
+        click.echo(f"run report: {out}", err=True)
+
+
+def _metrics_option(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> list:
+    """--metrics a b c (the seed's form) as well as --metrics a --metrics b."""
+    return [v for item in value for v in item.split(",") if v]
+
+
+@click.command(context_settings={"allow_extra_args": False})
+@click.argument("run_ids", nargs=-1, required=True, metavar="RUN RUN [RUN ...]")
+@click.option(
+    "--metrics",
+    multiple=True,
+    callback=_metrics_option,
+    help="Metrics to compare: canonical names or keys as logged (default: loss, "
+    "reward_mean, elo). Repeat, or separate with commas.",
+)
+@click.option(
+    "--target",
+    "targets",
+    multiple=True,
+    metavar="METRIC=VALUE",
+    help="Steps (and wall time) each run took to reach VALUE (at or below it for loss-like "
+    "metrics).",
+)
+@_format("table", "json")
+@pass_settings
+def compare(
+    settings: Settings,
+    run_ids: tuple[str, ...],
+    metrics: list[str],
+    targets: tuple[str, ...],
+    output_format: str,
+) -> None:
+    """Compare runs: final and best values, steps to a target, throughput, config, prompts.
+
+    \b
+    Example:
+      obs compare run-a run-b --metrics loss reward_mean elo
+      obs compare run-a run-b run-c --target reward_mean=0.5 --format json
+    """
+    from obs.reports.runs import compare as load
+    from obs.reports.runs import known_runs
+    from obs.reports.runs_format import compare_text, to_json
+
+    goals: dict[str, float] = {}
+    for key, value in _pairs(targets, "--target"):
+        try:
+            goals[key] = float(value)
+        except ValueError as exc:
+            raise click.BadParameter(f"{key}={value}: not a number", param_hint="--target") from exc
+    names = list(run_ids)
+    with friendly_errors(settings.debug):
+        if metrics:
+            # click hands `--metrics a b c` (the seed's form) over as metric a and two
+            # more RUN arguments: trailing arguments that name no run are metrics.
+            runs_found = known_runs(settings.warehouse, names)
+            while len(names) > 2 and names[-1] not in runs_found:
+                metrics.insert(1, names.pop())
+        if len(names) < 2:
+            raise click.UsageError("give at least two runs")
+        result = load(settings.warehouse, names, metrics or None, goals)
+    click.echo(to_json(result) if output_format == "json" else compare_text(result), nl=False)
+    if output_format == "json":
+        click.echo()
+
+
+@click.command()
+@click.option("--run", help="Only this run (id or unique name).")
+@click.option(
+    "--severity",
+    type=click.Choice(["info", "warning", "critical"]),
+    help="Only findings at least this severe.",
+)
+@_format("table", "json")
+@pass_settings
+def findings(settings: Settings, run: str | None, severity: str | None, output_format: str) -> None:
+    """Patterns found in run histories, with evidence and hypotheses.
+
+    \b
+    Example:
+      obs findings --severity warning
+      obs findings --run abc123xy --format json
+    """
+    from obs.reports.runs import load_findings
+    from obs.reports.runs_format import finding_lines, to_json
+
+    with friendly_errors(settings.debug):
+        found = load_findings(settings.warehouse, run, severity)
+    if output_format == "json":
+        click.echo(to_json(found))
+        return
+    if not found:
+        click.echo("no findings")
+        return
+    current = None
+    for finding in found:
+        if finding["run_id"] != current:
+            current = finding["run_id"]
+            click.echo(f"run {current}")
+        for line in finding_lines([finding]):
+            click.echo(f"  {line}".rstrip())

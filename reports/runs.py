@@ -1,0 +1,701 @@
+"""Run histories read back from the marts: ``obs runs``, ``analyze``, ``compare``, ``findings``.
+
+Every number here is computed by a dbt model; this module only selects rows,
+arranges them into the sections of the analyze-experiment workflow and
+formats them. A section without data says so rather than vanish.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+from obs.reports.errors import ReportError
+from obs.reports.warehouse import connect, require_tables
+
+# Training metrics shown in section 2, in this order, and whether lower is better.
+TRAINING = (
+    ("loss", True),
+    ("kl", True),
+    ("reward_mean", False),
+    ("reward_std", None),
+    ("grad_norm", True),
+    ("entropy", None),
+    ("response_length", None),
+    ("clip_ratio", True),
+    ("zero_std_frac", True),
+)
+LOWER_IS_BETTER = {name for name, lower in TRAINING if lower} | {
+    "failed_rollouts",
+    "empty_responses",
+    "partial_responses",
+    "rollout_time_s",
+    "training_time_s",
+    "step_time",
+    "max_total_s",
+    "max_volume_reload_s",
+}
+SEVERITIES = ("info", "warning", "critical")
+
+
+def rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> list[dict]:
+    cursor = con.execute(sql, params or [])
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
+    found = con.execute("select table_name from information_schema.tables").fetchall()
+    return {r[0] for r in found}
+
+
+def open_runs(warehouse: Path) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to a warehouse whose run marts are built."""
+    con = connect(warehouse)
+    try:
+        require_tables(con, warehouse, "dim_runs", "fct_metric_summary")
+    except ReportError:
+        con.close()
+        raise
+    return con
+
+
+def resolve_run(con: duckdb.DuckDBPyConnection, warehouse: Path, run: str) -> str:
+    """The run id of ``run``: an id first, else a unique display name."""
+    found = con.execute("select run_id from dim_runs where run_id = ?", [run]).fetchall()
+    if found:
+        return str(found[0][0])
+    named = [
+        r[0] for r in con.execute("select run_id from dim_runs where name = ?", [run]).fetchall()
+    ]
+    if len(named) == 1:
+        return str(named[0])
+    if len(named) > 1:
+        raise ReportError(
+            f"{warehouse}: {len(named)} runs are named '{run}' ({', '.join(named)}); "
+            "give the run id"
+        )
+    known = [r[0] for r in con.execute("select run_id from dim_runs order by 1").fetchall()]
+    shown = ", ".join(known[:10]) + (", ..." if len(known) > 10 else "") if known else "none"
+    raise ReportError(
+        f"{warehouse}: no run '{run}' (runs: {shown}); `obs runs` lists them, "
+        "`obs ingest metrics PATH` then `obs build` adds one"
+    )
+
+
+def known_runs(warehouse: Path, names: list[str]) -> set[str]:
+    """Which of ``names`` are run ids or run names in the warehouse."""
+    con = open_runs(warehouse)
+    try:
+        found = con.execute(
+            "select run_id, name from dim_runs where run_id in (select unnest($n)) "
+            "or name in (select unnest($n))",
+            {"n": names},
+        ).fetchall()
+    finally:
+        con.close()
+    return {v for row in found for v in row if v in names}
+
+
+# --------------------------------------------------------------------------- obs runs
+
+
+def list_runs(
+    warehouse: Path,
+    *,
+    project: str | None = None,
+    tag: str | None = None,
+    state: str | None = None,
+    config: list[tuple[str, str]] | None = None,
+) -> list[dict[str, Any]]:
+    """Runs matching every filter (config values compare as numbers when both are)."""
+    con = open_runs(warehouse)
+    try:
+        where, params = ["true"], []
+        if project is not None:
+            where.append("project = ?")
+            params.append(project)
+        if tag is not None:
+            where.append("list_contains(tags, ?)")
+            params.append(tag)
+        if state is not None:
+            where.append("state = ?")
+            params.append(state)
+        for key, value in config or []:
+            where.append(
+                "run_id in (select run_id from fct_run_config where key = ? and (value = ? "
+                "or try_cast(value as double) = try_cast(? as double)))"
+            )
+            params += [key, value, value]
+        return rows(
+            con,
+            "select run_id, name, state, source, project, tags, created_at, steps, last_step, "
+            f"metrics from dim_runs where {' and '.join(where)} order by created_at nulls last, "
+            "run_id",
+            params,
+        )
+    finally:
+        con.close()
+
+
+# --------------------------------------------------------------------------- obs analyze
+
+
+@dataclass
+class Section:
+    number: int | None
+    title: str
+    data: Any = None
+    note: str = ""  # why a section has no data
+
+    @property
+    def available(self) -> bool:
+        return bool(self.data)
+
+
+@dataclass
+class Analysis:
+    run_id: str
+    name: str
+    sections: list[Section] = field(default_factory=list)
+
+
+def analyze(warehouse: Path, run: str) -> Analysis:
+    """The analyze-experiment workflow for one run, section by section."""
+    con = open_runs(warehouse)
+    try:
+        run_id = resolve_run(con, warehouse, run)
+        present = _tables(con)
+        info = rows(con, "select * from dim_runs where run_id = ?", [run_id])[0]
+        analysis = Analysis(run_id, info["name"])
+        add = analysis.sections.append
+        add(_run_info(info))
+        add(_training(con, run_id))
+        add(_throughput(con, run_id, present))
+        add(_extraction(con, run_id, present))
+        add(_reliability(con, run_id, present))
+        add(_cache(con, run_id, present))
+        add(_power_law(con, run_id, info, present))
+        add(_league(con, run_id, present))
+        add(_evaluation(con, run_id, present))
+        add(_closest(con, run_id))
+        add(_findings_section(con, run_id, present))
+        add(
+            Section(
+                12,
+                "Export",
+                {"command": f"obs export run {run_id} --out analysis_{run_id}.json"},
+            )
+        )
+        return analysis
+    finally:
+        con.close()
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _run_info(info: dict[str, Any]) -> Section:
+    data = {
+        "run_id": info["run_id"],
+        "name": info["name"],
+        "state": info["state"],
+        "source": info["source"],
+        "project": info["project"],
+        "tags": list(info["tags"] or []),
+        "created_at": info["created_at"],
+        "steps": info["steps"],
+        "last_step": info["last_step"],
+        "metrics": info["metrics"],
+        "config": _json(info["config"]),
+        "summary": _json(info["summary"]),
+    }
+    return Section(1, "Run info", data)
+
+
+def _trend(first: Any, last: Any, lower_better: bool | None) -> str:
+    if first is None or last is None or first == last:
+        return "flat"
+    rising = last > first
+    if lower_better is None:
+        return "rising" if rising else "falling"
+    good = rising != lower_better
+    return ("rising" if rising else "falling") + (" (good)" if good else " (worse)")
+
+
+def _training(con: duckdb.DuckDBPyConnection, run_id: str) -> Section:
+    found = {
+        r["canonical_metric"]: r
+        for r in rows(
+            con,
+            "select * from fct_metric_summary where run_id = ? and canonical_metric is not null",
+            [run_id],
+        )
+    }
+    data = []
+    for name, lower in TRAINING:
+        row = found.get(name)
+        if row is None:
+            continue
+        data.append(
+            {
+                "metric": name,
+                "key": row["metric"],
+                "first": row["first"],
+                "last": row["last"],
+                "min": row["min"],
+                "max": row["max"],
+                "mean": row["mean"],
+                "recent_slope": row["recent_slope"],
+                "non_finite": row["non_finite_points"],
+                "trend": _trend(row["first"], row["last"], lower),
+            }
+        )
+    return Section(2, "Training metrics", data, "" if data else "no loss, KL or reward logged")
+
+
+def _one(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> dict[str, Any] | None:
+    found = rows(con, sql, params)
+    return found[0] if found else None
+
+
+def _throughput(con: duckdb.DuckDBPyConnection, run_id: str, present: set[str]) -> Section:
+    if "fct_run_throughput" not in present:
+        return Section(3, "Performance", None, "fct_run_throughput is not built")
+    row = _one(
+        con,
+        "select count(*) as steps, sum(trajectories) as trajectories, "
+        "sum(rollout_time_s) as rollout_time_s, sum(training_time_s) as training_time_s, "
+        "sum(trajectories) / nullif(sum(rollout_time_s), 0) as trajectories_per_second, "
+        "avg(training_rollout_ratio) as mean_training_rollout_ratio, "
+        "avg(is_training_bound::int) as training_bound_share, "
+        "sum(pipeline_overlap_s) as pipeline_overlap_total_s "
+        "from fct_run_throughput where run_id = ?",
+        [run_id],
+    )
+    if not row or not row["steps"]:
+        return Section(3, "Performance", None, "no trajectories or rollout/training times logged")
+    return Section(3, "Performance", row)
+
+
+def _extraction(con: duckdb.DuckDBPyConnection, run_id: str, present: set[str]) -> Section:
+    if "fct_extraction_quality" not in present:
+        return Section(4, "Extraction", None, "fct_extraction_quality is not built")
+    row = _one(
+        con,
+        "select count(extraction_rate) as steps, avg(extraction_rate) as mean_rate, "
+        "min(extraction_rate) as min_rate, arg_max(extraction_rate, step) as last_rate, "
+        "count(*) filter (where is_below_target) as steps_below_target, "
+        "sum(extraction_gap) as total_gap, sum(extraction_gap) / nullif(sum(orders_expected), 0) "
+        "as gap_share, sum(empty_responses) as empty_responses, "
+        "sum(partial_responses) as partial_responses "
+        "from fct_extraction_quality where run_id = ?",
+        [run_id],
+    )
+    if not row or not row["steps"]:
+        return Section(4, "Extraction", None, "no extraction metrics logged")
+    return Section(4, "Extraction", row)
+
+
+def _reliability(con: duckdb.DuckDBPyConnection, run_id: str, present: set[str]) -> Section:
+    if "fct_rollout_reliability" not in present:
+        return Section(5, "Rollout reliability", None, "fct_rollout_reliability is not built")
+    row = _one(
+        con,
+        "select count(*) as steps, sum(failed_rollouts) as failed_rollouts, "
+        "count(*) filter (where is_failure) as steps_with_failures, "
+        "max(max_total_s) as worst_total_s, max(max_volume_reload_s) as worst_reload_s, "
+        "count(*) filter (where is_total_spike) as total_time_spikes, "
+        "count(*) filter (where is_reload_spike) as reload_spikes "
+        "from fct_rollout_reliability where run_id = ?",
+        [run_id],
+    )
+    if not row or not row["steps"]:
+        return Section(5, "Rollout reliability", None, "no rollout failures or times logged")
+    return Section(5, "Rollout reliability", row)
+
+
+def _cache(con: duckdb.DuckDBPyConnection, run_id: str, present: set[str]) -> Section:
+    if "fct_cache_stats" not in present:
+        return Section(6, "Prefix cache", None, "fct_cache_stats is not built")
+    row = _one(con, "select * from fct_cache_stats where run_id = ?", [run_id])
+    if not row:
+        return Section(6, "Prefix cache", None, "no cache metrics logged")
+    row.pop("run_id", None)
+    if not row.get("cache_enabled"):
+        return Section(
+            6,
+            "Prefix cache",
+            None,
+            "no cache metrics found: the run may not have prefix caching enabled "
+            "(prefix_cache_optimized=False)",
+        )
+    return Section(6, "Prefix cache", row)
+
+
+def _power_law(
+    con: duckdb.DuckDBPyConnection, run_id: str, info: dict[str, Any], present: set[str]
+) -> Section:
+    if "fct_power_law_fit" not in present:
+        return Section(7, "Power law", None, "fct_power_law_fit is not built")
+    fits = rows(
+        con,
+        "select * from fct_power_law_fit where (scope = 'run' and run_id = ?) or (scope = "
+        "'base_model' and fit_id = (select base_model_id from fct_power_law_fit where scope "
+        "= 'run' and run_id = ?)) order by scope desc",
+        [run_id, run_id],
+    )
+    fits = [f for f in fits if f.get("exponent") is not None or f.get("scope") == "run"]
+    if not fits or all(f.get("exponent") is None for f in fits):
+        return Section(
+            7, "Power law", None, "no fit: needs at least 3 steps with positive reward and compute"
+        )
+    return Section(7, "Power law", fits)
+
+
+def _league(con: duckdb.DuckDBPyConnection, run_id: str, present: set[str]) -> Section:
+    if "fct_league" not in present:
+        return Section(8, "League", None, "fct_league is not built")
+    row = _one(
+        con,
+        "select count(*) as evaluations, arg_min(elo, step) as first_elo, "
+        "arg_max(elo, step) as last_elo, max(best_elo) as best_elo, max(elo) as peak_elo, "
+        "arg_max(win_rate, step) as last_win_rate, max(league_checkpoints) as checkpoints, "
+        "sum(games_played) as games_played from fct_league where run_id = ? and elo is not null",
+        [run_id],
+    )
+    if not row or not row["evaluations"]:
+        return Section(8, "League", None, "no Elo or league metrics logged (league not enabled)")
+    return Section(8, "League", row)
+
+
+def _evaluation(con: duckdb.DuckDBPyConnection, run_id: str, present: set[str]) -> Section:
+    if "fct_eval_results" not in present:
+        return Section(10, "Evaluation results", None, "fct_eval_results is not built")
+    data = rows(
+        con,
+        "select opponent, step, win_rate, survival_rate, avg_centers from fct_eval_results "
+        "where run_id = ? and is_latest order by opponent",
+        [run_id],
+    )
+    return Section(10, "Evaluation results", data, "" if data else "no eval/vs_* metrics logged")
+
+
+def _closest(con: duckdb.DuckDBPyConnection, run_id: str) -> Section:
+    """Runs sharing the most config values with this one, and how the finals compare."""
+    similar = rows(
+        con,
+        """
+        with mine as (select key, value from fct_run_config where run_id = $run),
+        others as (
+            select c.run_id,
+                count(*) filter (where c.value = m.value) as same,
+                count(*) filter (where c.value <> m.value) as different
+            from fct_run_config c join mine m using (key)
+            where c.run_id <> $run group by c.run_id
+        )
+        select run_id, same, different from others where same > 0
+        order by same desc, different, run_id limit 3
+        """,
+        {"run": run_id},
+    )
+    if not similar:
+        return Section(11, "Compare with similar runs", None, "no other run shares a config value")
+    compared = []
+    for other in similar:
+        result = compare_runs(con, [run_id, other["run_id"]], None, {})
+        compared.append(
+            {
+                "run_id": other["run_id"],
+                "same_config_values": other["same"],
+                "config_differences": result["config_differences"],
+                "metrics": result["metrics"],
+            }
+        )
+    return Section(11, "Compare with similar runs", compared)
+
+
+def _findings_section(con: duckdb.DuckDBPyConnection, run_id: str, present: set[str]) -> Section:
+    if "fct_run_findings" not in present:
+        return Section(None, "Findings and hypotheses", None, "fct_run_findings is not built")
+    data = load_findings_from(con, run_id, None)
+    return Section(
+        None,
+        "Findings and hypotheses",
+        data,
+        "" if data else "no pattern matched: nothing to warn about",
+    )
+
+
+# --------------------------------------------------------------------------- findings
+
+
+def load_findings_from(
+    con: duckdb.DuckDBPyConnection, run_id: str | None, severity: str | None
+) -> list[dict[str, Any]]:
+    where, params = ["true"], []
+    if run_id is not None:
+        where.append("run_id = ?")
+        params.append(run_id)
+    if severity is not None:
+        wanted = SEVERITIES[SEVERITIES.index(severity) :]
+        where.append(f"severity in ({', '.join('?' for _ in wanted)})")
+        params += list(wanted)
+    found = rows(
+        con,
+        "select run_id, pattern, severity, first_step, last_step, evidence, hypotheses, summary "
+        f"from fct_run_findings where {' and '.join(where)} order by run_id, "
+        "case severity when 'critical' then 0 when 'warning' then 1 else 2 end, first_step",
+        params,
+    )
+    for row in found:
+        row["evidence"] = _json(row["evidence"])
+        row["hypotheses"] = list(row["hypotheses"] or [])
+    return found
+
+
+def load_findings(
+    warehouse: Path, run: str | None = None, severity: str | None = None
+) -> list[dict[str, Any]]:
+    con = open_runs(warehouse)
+    try:
+        require_tables(con, warehouse, "fct_run_findings")
+        run_id = resolve_run(con, warehouse, run) if run is not None else None
+        return load_findings_from(con, run_id, severity)
+    finally:
+        con.close()
+
+
+# --------------------------------------------------------------------------- compare
+
+
+def compare(
+    warehouse: Path,
+    runs: list[str],
+    metrics: list[str] | None = None,
+    targets: dict[str, float] | None = None,
+) -> dict[str, Any]:
+    con = open_runs(warehouse)
+    try:
+        ids = [resolve_run(con, warehouse, r) for r in runs]
+        if len(set(ids)) < 2:
+            raise ReportError("compare needs at least two different runs")
+        return compare_runs(con, ids, metrics, targets or {})
+    finally:
+        con.close()
+
+
+def _metric_rows(con: duckdb.DuckDBPyConnection, run_id: str, metric: str) -> dict[str, Any] | None:
+    """The summary of ``metric`` (a canonical name or a key as logged) in a run."""
+    return _one(
+        con,
+        "select * from fct_metric_summary where run_id = ? and (canonical_metric = ? or "
+        "metric = ?) order by canonical_metric = ? desc limit 1",
+        [run_id, metric, metric, metric],
+    )
+
+
+def _reach(
+    con: duckdb.DuckDBPyConnection, run_id: str, key: str, target: float, lower: bool
+) -> dict[str, Any]:
+    op = "<=" if lower else ">="
+    row = _one(
+        con,
+        f"select min(step) as step, min(wall_time) filter (where step = (select min(step) from "
+        f"fct_metric_history where run_id = $run and metric = $key and value {op} $target)) "
+        "as wall_time from fct_metric_history where run_id = $run and metric = $key and "
+        f"value {op} $target",
+        {"run": run_id, "key": key, "target": target},
+    )
+    started = _one(
+        con,
+        "select min(wall_time) as start from fct_metric_history where run_id = ?",
+        [run_id],
+    )
+    step = row["step"] if row else None
+    seconds = None
+    if row and row["wall_time"] is not None and started and started["start"] is not None:
+        seconds = (row["wall_time"] - started["start"]).total_seconds()
+    return {"step": step, "seconds": seconds}
+
+
+def compare_runs(
+    con: duckdb.DuckDBPyConnection,
+    ids: list[str],
+    metrics: list[str] | None,
+    targets: dict[str, float],
+) -> dict[str, Any]:
+    names = metrics or ["loss", "reward_mean", "elo"]
+    names = list(dict.fromkeys([*names, *targets]))
+    out: dict[str, Any] = {"runs": [], "metrics": [], "config_differences": []}
+    for run_id in ids:
+        info = rows(
+            con,
+            "select run_id, name, state, steps, last_step from dim_runs where run_id = ?",
+            [run_id],
+        )[0]
+        out["runs"].append(info)
+    for metric in names:
+        lower = metric in LOWER_IS_BETTER
+        entry: dict[str, Any] = {"metric": metric, "lower_is_better": lower, "values": []}
+        for run_id in ids:
+            row = _metric_rows(con, run_id, metric)
+            value: dict[str, Any] = {"run_id": run_id}
+            if row is not None:
+                value.update(
+                    key=row["metric"],
+                    final=row["last"],
+                    best=row["min"] if lower else row["max"],
+                    steps_to_90pct=row["steps_to_90pct"],
+                )
+                if metric in targets:
+                    value["target"] = targets[metric]
+                    value["reached"] = _reach(con, run_id, row["metric"], targets[metric], lower)
+            entry["values"].append(value)
+        if any(len(v) > 1 for v in entry["values"]):
+            out["metrics"].append(entry)
+    present = _tables(con)
+    if "fct_run_throughput" in present:
+        out["throughput"] = rows(
+            con,
+            "select run_id, sum(trajectories) / nullif(sum(rollout_time_s), 0) as "
+            "trajectories_per_second, sum(training_time_s) as training_time_s from "
+            f"fct_run_throughput where run_id in ({', '.join('?' for _ in ids)}) group by run_id "
+            "order by run_id",
+            ids,
+        )
+    out["config_differences"] = _config_diff(con, ids)
+    out["prompt_diff"] = _prompt_diff(con, ids, present)
+    return out
+
+
+def _config_diff(con: duckdb.DuckDBPyConnection, ids: list[str]) -> list[dict[str, Any]]:
+    marks = ", ".join("?" for _ in ids)
+    found = rows(
+        con,
+        f"select key, run_id, value from fct_run_config where run_id in ({marks}) "
+        "order by key, run_id",
+        ids,
+    )
+    by_key: dict[str, dict[str, Any]] = {}
+    for row in found:
+        by_key.setdefault(row["key"], {})[row["run_id"]] = row["value"]
+    diffs = []
+    for key, values in by_key.items():
+        shown = [values.get(r) for r in ids]
+        if len(set(shown)) > 1:
+            diffs.append({"key": key, "values": dict(zip(ids, shown, strict=True))})
+    return diffs
+
+
+def _prompt_diff(
+    con: duckdb.DuckDBPyConnection, ids: list[str], present: set[str]
+) -> list[dict[str, Any]]:
+    if "fct_prompt_run_diff" not in present:
+        return []
+    out = []
+    for i, a in enumerate(ids):
+        for b in ids[i + 1 :]:
+            first, second = sorted([a, b])
+            row = _one(
+                con,
+                "select count(*) as shared_prompts, "
+                "count(*) filter (where learned_only_in_a) as learned_only_in_a, "
+                "count(*) filter (where learned_only_in_b) as learned_only_in_b, "
+                "count(*) filter (where forgotten_only_in_a) as forgotten_only_in_a, "
+                "count(*) filter (where forgotten_only_in_b) as forgotten_only_in_b, "
+                "avg(final_score_delta) as mean_final_score_delta "
+                "from fct_prompt_run_diff where run_a = ? and run_b = ?",
+                [first, second],
+            )
+            if row and row["shared_prompts"]:
+                out.append({"run_a": first, "run_b": second, **row})
+    return out
+
+
+# --------------------------------------------------------------------------- export run
+
+
+def export_run(warehouse: Path, run: str, out: Path) -> dict[str, Any]:
+    """The run in the analyze-experiment export's shape, rebuilt from the warehouse."""
+    con = open_runs(warehouse)
+    try:
+        run_id = resolve_run(con, warehouse, run)
+        info = rows(con, "select * from dim_runs where run_id = ?", [run_id])[0]
+        points = con.execute(
+            "select step, metric, value, epoch(wall_time) from fct_metric_history "
+            "where run_id = ? order by step, metric",
+            [run_id],
+        ).fetchall()
+        summaries = rows(con, "select * from fct_metric_summary where run_id = ?", [run_id])
+    finally:
+        con.close()
+    history: dict[int, dict[str, Any]] = {}
+    series: dict[str, list[dict[str, Any]]] = {}
+    for step, metric, value, wall in points:
+        row = history.setdefault(step, {"_step": step})
+        row[metric] = value
+        if wall is not None:
+            row.setdefault("_timestamp", wall)
+        series.setdefault(metric, []).append({"_step": step, "value": value})
+    stats = {s["metric"]: s for s in summaries}
+    payload = {
+        "id": run_id,
+        "name": info["name"],
+        "state": info["state"],
+        "created_at": info["created_at"].isoformat() if info["created_at"] else None,
+        "updated_at": info["updated_at"].isoformat() if info["updated_at"] else None,
+        "tags": list(info["tags"] or []),
+        "config": _json(info["config"]),
+        "summary": _json(info["summary"]),
+        "source": info["source"],
+        "project": info["project"],
+        "history": list(history.values()),
+        "artifacts": _json(info["artifacts"]),
+        "metrics": {
+            metric: {
+                "data_points": len(values),
+                "values": values,
+                "min": stats.get(metric, {}).get("min"),
+                "max": stats.get(metric, {}).get("max"),
+                "mean": stats.get(metric, {}).get("mean"),
+                "std": stats.get(metric, {}).get("std"),
+            }
+            for metric, values in series.items()
+        },
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    temporary = out.with_name(f".{out.name}.tmp")
+    temporary.write_text(json.dumps(_plain(payload), allow_nan=True, indent=1))
+    temporary.replace(out)
+    return {
+        "status": "success",
+        "run_id": run_id,
+        "run_name": info["name"],
+        "output_path": str(out),
+        "file_size": out.stat().st_size,
+    }
+
+
+def _plain(value: Any) -> Any:
+    """JSON-ready values (datetimes as ISO text); NaN and Infinity kept as JSON tokens."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, float) and math.isnan(value):
+        return value
+    return value
