@@ -154,6 +154,8 @@ def _section_figure(
 
 def _power_law_figure(con: Any, run_id: str, section: Section, title: str) -> go.Figure:
     figure = _figure(title, "reward against cumulative compute, log-log")
+    if not section.available:
+        return _no_data(figure, section.note)
     points = rows(
         con,
         "select step, cumulative_compute as c, coalesce(reward_at_compute, reward_mean) as r "
@@ -161,8 +163,8 @@ def _power_law_figure(con: Any, run_id: str, section: Section, title: str) -> go
         "coalesce(reward_at_compute, reward_mean) > 0 order by step",
         [run_id],
     )
-    if not section.available or not points:
-        return _no_data(figure, section.note or "no positive reward and compute")
+    if not points:
+        return _no_data(figure, "no positive reward and compute")
     figure.add_scatter(
         x=[p["c"] for p in points], y=[p["r"] for p in points], mode="markers", name="steps"
     )

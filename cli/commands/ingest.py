@@ -296,7 +296,7 @@ def metrics(
         _report(result, settings, True, quiet)
     else:
         for file in result.files:
-            if file.note and not quiet:
+            if file.note and file.status != "unchanged" and not quiet:
                 echo_err(f"note: {file.source}: {file.note}")
         runs = ", ".join(result.runs) if len(result.runs) <= 4 else f"{len(result.runs)} runs"
         click.echo(
