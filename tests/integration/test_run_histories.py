@@ -1,0 +1,331 @@
+"""Run histories through `obs ingest metrics`, the way a hostile user feeds them.
+
+Files are written by the real writers where one exists (transformers' TrainerState
+for trainer_state.json); every test counts the points that landed against the
+points written, and checks that a run holds one value per step and key.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.conftest import Invoke, run_cli
+
+pytestmark = pytest.mark.integration
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def metric_rows(lake: Path, where: str = "true") -> list[dict]:
+    con = duckdb.connect()
+    try:
+        pattern = str(lake / "metrics" / "**" / "*.parquet")
+        cursor = con.execute(
+            f"select * from read_parquet('{pattern}', hive_partitioning = true, "
+            f"hive_types_autocast = false) where {where} order by run_id, step, key"
+        )
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    finally:
+        con.close()
+
+
+def assert_one_value_per_key(lake: Path) -> None:
+    rows = metric_rows(lake)
+    keys = [(r["run_id"], r["step"], r["key"]) for r in rows]
+    assert len(keys) == len(set(keys)), "a (run, step, key) landed twice"
+
+
+def trainer_state(path: Path, steps: int, *, max_steps: int = 100, evals: int = 5) -> int:
+    """A trainer_state.json written by transformers itself; returns the points it holds."""
+    from transformers.trainer_callback import TrainerState
+
+    rows, points = [], 0
+    for step in range(1, steps + 1):
+        rows.append(
+            {
+                "loss": 1.0 / step,
+                "grad_norm": 0.5,
+                "learning_rate": 1e-5,
+                "reward": -0.5 + step / 100,
+                "reward_std": 0.1,
+                "kl": 0.001 * step,
+                "completions/mean_length": 100.0 + step,
+                "step": step,
+            }
+        )
+        points += 7
+        if step % evals == 0:
+            rows.append({"eval_loss": 1.0 / step + 0.1, "step": step})
+            points += 1
+    state = TrainerState(global_step=steps, max_steps=max_steps, log_history=rows)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    state.save_to_json(str(path))
+    return points
+
+
+def ingest(invoke: Invoke, path: Path, *args: object, exit_code: int = 0) -> dict:
+    result = invoke(["ingest", "metrics", path, "--json", *args], exit_code=exit_code)
+    return json.loads(result.stdout) if exit_code == 0 else {"stderr": result.stderr}
+
+
+# --------------------------------------------------------------------------- TRL
+
+
+def test_trl_checkpoints_land_each_step_once(tmp_path: Path, invoke: Invoke, lake: Path) -> None:
+    out = tmp_path / "trl-out"
+    written = trainer_state(out / "trainer_state.json", 40)
+    trainer_state(out / "checkpoint-10" / "trainer_state.json", 10)
+    trainer_state(out / "checkpoint-20" / "trainer_state.json", 20)
+    report = ingest(invoke, tmp_path)
+    assert report["run_ids"] == ["trl-out"]
+    assert report["rows_landed"] == written
+    assert len(metric_rows(lake)) == written
+    assert_one_value_per_key(lake)
+    again = ingest(invoke, tmp_path)
+    assert again["rows_landed"] == 0
+    assert {f["status"] for f in again["file_results"]} == {"unchanged"}
+
+
+def test_trl_state_rewritten_with_more_steps_lands_only_the_new(
+    tmp_path: Path, invoke: Invoke, lake: Path
+) -> None:
+    state = tmp_path / "run" / "trainer_state.json"
+    first = trainer_state(state, 10)
+    assert ingest(invoke, state)["rows_landed"] == first
+    total = trainer_state(state, 25)  # the trainer saves the whole file again
+    assert ingest(invoke, state)["rows_landed"] == total - first
+    rows = metric_rows(lake, "key = 'loss'")
+    assert [r["step"] for r in rows] == list(range(1, 26))
+    assert [r["value"] for r in rows] == [1.0 / s for s in range(1, 26)]
+
+
+def test_copy_of_a_landed_file_lands_nothing(tmp_path: Path, invoke: Invoke) -> None:
+    state = tmp_path / "a" / "trainer_state.json"
+    written = trainer_state(state, 12)
+    copy = tmp_path / "b" / "elsewhere" / "trainer_state.json"
+    copy.parent.mkdir(parents=True)
+    shutil.copy(state, copy)
+    assert ingest(invoke, state, "--run", "r")["rows_landed"] == written
+    assert ingest(invoke, copy, "--run", "r")["rows_landed"] == 0
+
+
+# --------------------------------------------------------------------------- JSON lines
+
+
+def test_jsonl_odd_bytes_rejected_with_line_rest_lands(
+    tmp_path: Path, invoke: Invoke, lake: Path
+) -> None:
+    log = tmp_path / "verl.jsonl"
+    lines = [
+        "\ufeff" + json.dumps({"step": 0, "data": {"actor/pg_loss": 0.5}}),  # BOM
+        json.dumps({"step": 1, "data": {"actor/pg_loss": float("nan")}}),  # NaN kept
+        '{"step": 2, "data": {"actor/pg_loss": 0.1}, "step": 3}',  # duplicate key
+        '{"step": 4, "data": {"actor/pg_loss": "\\ud800"}}',  # lone surrogate
+        '{"step": 5, "data": {"actor/pg_loss": Infinity}}',  # Infinity kept
+        "not json at all",
+        json.dumps({"step": "x", "data": {"actor/pg_loss": 1.0}}),  # step not an integer
+        json.dumps({"step": 7, "data": {"actor/pg_loss": 0.25, "img": {"_type": "image-file"}}}),
+    ]
+    log.write_text("\n".join(lines) + "\n" + '{"step": 8, "data": {"actor/pg_loss"')
+    report = ingest(invoke, log)
+    assert report["rows_landed"] == 4
+    assert report["rows_rejected"] == 4
+    rows = metric_rows(lake)
+    assert [r["step"] for r in rows] == [0, 1, 5, 7]
+    assert math.isnan(rows[1]["value"]) and rows[2]["value"] == math.inf
+    rejects = duckdb.sql(
+        f"select source_line, reason from read_parquet('{lake}/_rejects/**/*.parquet') "
+        "order by source_line"
+    ).fetchall()
+    assert [line for line, _ in rejects] == [3, 4, 6, 7]
+    assert "duplicate key" in rejects[0][1] and "surrogate" in rejects[1][1]
+    # The partial last line lands once it is complete.
+    with log.open("a") as handle:
+        handle.write(": 0.125}}\n")
+    assert ingest(invoke, log)["rows_landed"] == 1
+    assert metric_rows(lake, "step = 8")[0]["value"] == 0.125
+
+
+def test_strict_lands_nothing_when_a_record_is_bad(
+    tmp_path: Path, invoke: Invoke, lake: Path
+) -> None:
+    log = tmp_path / "metrics.jsonl"
+    log.write_text('{"step": 0, "loss": 1}\n{"step": 1, "loss": 0.5}\nbroken\n')
+    result = invoke(["ingest", "metrics", log, "--strict"], exit_code=1)
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"Error: {log}: 1 record rejected") and "nothing landed" in last
+    assert not (lake / "metrics").exists() or metric_rows(lake) == []
+    invoke(["ingest", "metrics", log])
+    assert len(metric_rows(lake)) == 2
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def test_unknown_source_and_missing_path_get_one_line(tmp_path: Path, invoke: Invoke) -> None:
+    (tmp_path / "notes.txt").write_text("hello")
+    result = invoke(["ingest", "metrics", tmp_path], exit_code=1)
+    assert result.stderr.startswith(f"Error: {tmp_path}: found no source here")
+    assert result.stderr.count("\n") == 1
+    missing = invoke(["ingest", "metrics", tmp_path / "nope"], exit_code=1)
+    assert "no such file or folder" in missing.stderr and missing.stderr.count("\n") == 1
+    bad_run = invoke(["ingest", "metrics", tmp_path, "--run", "a/b"], exit_code=2)
+    assert "not a valid run id" in bad_run.stderr
+    fmt = invoke(["ingest", "metrics", tmp_path, "--format", "nope"], exit_code=2)
+    assert "'nope' is not one of auto" in fmt.stderr
+
+
+def test_half_written_trainer_state_is_named_and_others_land(
+    tmp_path: Path, invoke: Invoke, lake: Path
+) -> None:
+    good = tmp_path / "good" / "trainer_state.json"
+    written = trainer_state(good, 5)
+    bad = tmp_path / "bad" / "trainer_state.json"
+    bad.parent.mkdir()
+    bad.write_text(good.read_text()[:200])
+    result = invoke(["ingest", "metrics", tmp_path])
+    assert f"{bad}: is not complete JSON" in result.stderr or "not complete JSON" in result.stderr
+    assert len(metric_rows(lake)) == written
+
+
+def test_odd_run_names_in_a_wandb_csv_become_valid_ids(
+    tmp_path: Path, invoke: Invoke, lake: Path
+) -> None:
+    csv = tmp_path / "chart.csv"
+    csv.write_text(
+        "Step,grpo run/\u03b1 1 - train/loss,grpo run/\u03b1 1 - train/loss__MIN,"
+        "../up - train/loss\n"
+        "0,1.0,0.9,2.0\n1,0.5,0.4,1.5\n",
+        encoding="utf-8",
+    )
+    report = ingest(invoke, csv)
+    assert report["rows_landed"] == 4
+    ids = sorted({r["run_id"] for r in metric_rows(lake)})
+    assert ids == [".._up", "grpo_run___1"]
+    assert all(not (lake / "metrics" / f"run_id={i}").resolve().is_relative_to(tmp_path / "up")
+               for i in ids)  # fmt: skip
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def _big_logs(folder: Path, runs: int, steps: int) -> int:
+    folder.mkdir(parents=True)
+    for run in range(runs):
+        with (folder / f"run{run}.jsonl").open("w") as handle:
+            for step in range(steps):
+                handle.write(json.dumps({"step": step, "loss": 1 / (step + 1), "kl": 0.01}) + "\n")
+    return runs * steps * 2
+
+
+@pytest.mark.slow
+def test_kill_9_mid_ingest_then_ingest_again(tmp_path: Path) -> None:
+    logs, lake, warehouse = tmp_path / "logs", tmp_path / "lake", tmp_path / "w.duckdb"
+    written = _big_logs(logs, runs=12, steps=20_000)
+    command = [
+        sys.executable,
+        "-c",
+        "from pathlib import Path; from obs.ingest.history import ingest_metrics; "
+        f"ingest_metrics(Path({str(logs)!r}), lake=Path({str(lake)!r}))",
+    ]
+    for delay in (0.4, 0.8, 1.2, 1.6):
+        process = subprocess.Popen(command, start_new_session=True)
+        time.sleep(delay)
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    run_cli(["--lake", lake, "--warehouse", warehouse, "ingest", "metrics", logs, "-q"])
+    assert len(metric_rows(lake)) == written
+    assert_one_value_per_key(lake)
+    assert not list((lake / "_staging").glob("*")) if (lake / "_staging").exists() else True
+    again = run_cli(["--lake", lake, "--warehouse", warehouse, "ingest", "metrics", logs, "--json"])
+    assert json.loads(again.stdout)["rows_landed"] == 0
+
+
+def test_build_between_ingests_sees_every_point(tmp_path: Path, invoke: Invoke, lake: Path,
+                                                warehouse: Path) -> None:  # fmt: skip
+    state = tmp_path / "run" / "trainer_state.json"
+    trainer_state(state, 10)
+    ingest(invoke, state)
+    invoke(["build"])
+    total = trainer_state(state, 30, max_steps=30)
+    ingest(invoke, state)
+    invoke(["build"])
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        points = con.execute("select count(*) from fct_metric_history").fetchone()[0]
+        state_now, steps = con.execute("select state, steps from dim_runs").fetchone()
+    finally:
+        con.close()
+    assert points == total
+    assert (state_now, steps) == ("finished", 30)
+
+
+# --------------------------------------------------------------------------- commands
+
+
+@pytest.fixture
+def two_runs(tmp_path: Path, invoke: Invoke) -> tuple[int, int]:
+    a = trainer_state(tmp_path / "run-a" / "trainer_state.json", 30)
+    b = trainer_state(tmp_path / "run-b" / "trainer_state.json", 20)
+    ingest(invoke, tmp_path)
+    invoke(["build"])
+    return a, b
+
+
+def test_runs_analyze_compare_export(two_runs: tuple[int, int], invoke: Invoke,
+                                     tmp_path: Path) -> None:  # fmt: skip
+    listed = json.loads(invoke(["runs", "--format", "json"]).stdout)
+    assert [r["run_id"] for r in listed] == ["run-a", "run-b"]
+    assert [r["steps"] for r in listed] == [30, 20]
+    filtered = json.loads(invoke(["runs", "--config", "max_steps=100", "--format", "json"]).stdout)
+    assert len(filtered) == 2
+    assert json.loads(invoke(["runs", "--config", "max_steps=7", "--format", "json"]).stdout) == []
+
+    analysis = json.loads(invoke(["analyze", "run-a", "--format", "json"]).stdout)
+    titles = [(s["number"], s["title"], s["available"]) for s in analysis["sections"]]
+    assert [t[0] for t in titles] == [1, 2, 3, 4, 5, 6, 7, 8, 10, 11, None, 12]
+    training = {r["metric"]: r for r in analysis["sections"][1]["data"]}
+    assert training["loss"]["first"] == 1.0 and training["loss"]["last"] == 1 / 30
+    assert training["reward_mean"]["trend"] == "rising (good)"
+    # A section without data says why.
+    assert all(s["note"] for s in analysis["sections"] if not s["available"])
+    text = invoke(["analyze", "run-a"]).stdout
+    assert "2. Training metrics" in text and "4. Extraction" in text
+
+    compared = json.loads(
+        invoke(
+            ["compare", "run-a", "run-b", "--metrics", "loss", "reward_mean",
+             "--target", "reward_mean=-0.345", "--format", "json"]
+        ).stdout
+    )  # fmt: skip
+    reward = next(m for m in compared["metrics"] if m["metric"] == "reward_mean")
+    reached = {v["run_id"]: v["reached"]["step"] for v in reward["values"]}
+    assert reached == {"run-a": 16, "run-b": 16}
+    finals = {v["run_id"]: v["final"] for v in reward["values"]}
+    assert finals == pytest.approx({"run-a": -0.2, "run-b": -0.3})
+
+    out = tmp_path / "analysis_run-b.json"
+    invoke(["export", "run", "run-b", "--out", out])
+    exported = json.loads(out.read_text())
+    assert exported["id"] == "run-b" and len(exported["history"]) == 20
+    assert exported["metrics"]["loss"]["data_points"] == 20
+
+
+def test_unknown_run_is_one_line_and_exit_1(two_runs: tuple[int, int], invoke: Invoke) -> None:
+    for args in (["analyze", "nope"], ["compare", "run-a", "nope"], ["findings", "--run", "nope"],
+                 ["export", "run", "nope"]):  # fmt: skip
+        result = invoke(args, exit_code=1)
+        assert "no run 'nope'" in result.stderr and result.stderr.count("\n") == 1
