@@ -59,22 +59,34 @@ def _coverage(warehouse: Path, runs: list[str]) -> str:
     return ", ".join(f"{run}: {n} iterations ({low}-{high})" for run, n, low, high in rows)
 
 
-def _round(dbt: Dbt, settings: Settings, path: Path, run_id: str | None) -> str:
+def _round(
+    dbt: Dbt, settings: Settings, path: Path, run_id: str | None, metrics: Path | None = None
+) -> str:
     """One round: land, build what changed (also what a failed round left); its line."""
     from obs.ingest.rollouts import ingest_rollouts
 
     landed = ingest_rollouts(path, lake=settings.lake, run_id=run_id)
-    problems = [f for f in landed.files if f.is_problem]
+    files = list(landed.files)
+    points = 0
+    if metrics is not None:
+        from obs.ingest.history import ingest_metrics
+
+        history = ingest_metrics(metrics, lake=settings.lake, run_id=run_id)
+        files += history.files
+        points = history.rows_landed
+    problems = [f for f in files if f.is_problem]
     noted = f"; {len(problems)} file(s) not landed: {problems[0].source.name}" if problems else ""
     check_lake(settings)
     ran = run_build(dbt, settings, ("--quiet",), unit_tests=False)
-    if landed.rows_landed == 0 and ran == 0:
+    if landed.rows_landed == 0 and points == 0 and ran == 0:
         return f"nothing new{noted}"
-    files = sum(1 for f in landed.files if f.rows_landed)
+    landed_points = f"+{points:,} metric points; " if points else ""
     coverage = _coverage(settings.warehouse, landed.run_ids) or "marts built (busy to read)"
     if landed.rows_landed == 0:
-        return f"marts caught up with rows landed earlier; {coverage}{noted}"
-    return f"+{landed.rows_landed:,} rows from {files} file(s); {coverage}{noted}"
+        caught = "marts caught up with rows landed earlier; " if ran and not points else ""
+        return f"{landed_points}{caught}{coverage}{noted}"
+    count = sum(1 for f in landed.files if f.rows_landed)
+    return f"{landed_points}+{landed.rows_landed:,} rows from {count} file(s); {coverage}{noted}"
 
 
 @click.command()
@@ -98,9 +110,21 @@ def _round(dbt: Dbt, settings: Settings, path: Path, run_id: str | None) -> str:
     default=None,
     help="Stop after this many rounds (default: until Ctrl-C or SIGTERM).",
 )
+@click.option(
+    "--metrics",
+    "metrics",
+    type=click.Path(exists=True, path_type=Path),
+    help="Also land this tracker history each round (as obs ingest metrics does): a "
+    "TensorBoard folder, a metrics.jsonl, a W&B run folder, a trainer_state.json.",
+)
 @pass_settings
 def watch(
-    settings: Settings, path: Path, run_id: str | None, every: float, rounds: int | None
+    settings: Settings,
+    path: Path,
+    run_id: str | None,
+    every: float,
+    rounds: int | None,
+    metrics: Path | None,
 ) -> None:
     """Follow a run while it trains: land what is new under PATH, refresh the marts.
 
@@ -116,6 +140,7 @@ def watch(
     \b
     Example:
       obs watch outputs/rollout_data --run grpo-ifeval --every 5
+      obs watch outputs/rollout_data --run grpo-ifeval --metrics outputs/metrics.jsonl
     """
     dbt = Dbt(settings.warehouse, settings.lake, keep_manifest=True)
     stop = _Stop()
@@ -126,7 +151,7 @@ def watch(
             started = time.perf_counter()
             clock = time.strftime("%H:%M:%S")
             try:
-                line = _round(dbt, settings, path, run_id)
+                line = _round(dbt, settings, path, run_id, metrics)
             except (IngestError, click.ClickException) as exc:
                 message = exc.format_message() if isinstance(exc, click.ClickException) else exc
                 line = f"error: {message}; trying again next round"

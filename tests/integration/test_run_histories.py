@@ -329,3 +329,27 @@ def test_unknown_run_is_one_line_and_exit_1(two_runs: tuple[int, int], invoke: I
                  ["export", "run", "nope"]):  # fmt: skip
         result = invoke(args, exit_code=1)
         assert "no run 'nope'" in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_watch_lands_a_tracker_log_beside_the_rollouts(
+    tmp_path: Path, data_dir: Path, invoke: Invoke, warehouse: Path
+) -> None:
+    log = tmp_path / "metrics.jsonl"
+    log.write_text("".join(json.dumps({"step": s, "loss": 1 / (s + 1)}) + "\n" for s in range(5)))
+    first = invoke(["watch", data_dir / "ifeval_small", "--run", "w", "--metrics", log,
+                    "--rounds", "1"])  # fmt: skip
+    assert "+5 metric points" in first.stderr
+    with log.open("a") as handle:
+        handle.write(json.dumps({"step": 5, "loss": 0.1}) + "\n")
+    second = invoke(["watch", data_dir / "ifeval_small", "--run", "w", "--metrics", log,
+                     "--rounds", "1"])  # fmt: skip
+    assert "+1 metric points" in second.stderr
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        steps = con.execute(
+            "select count(*) from fct_metric_history where run_id = 'w' and metric = 'loss'"
+        ).fetchone()[0]
+        rollouts = con.execute("select count(*) from fct_iteration_summary").fetchone()[0]
+    finally:
+        con.close()
+    assert steps == 6 and rollouts > 0
