@@ -27,6 +27,7 @@ import importlib
 import json
 import logging
 import math
+import os
 import uuid
 from collections import Counter
 from collections.abc import Callable
@@ -49,13 +50,14 @@ from obs.ingest.schema import (
     RUN_TABLE,
     RUNS,
 )
-from obs.ingest.trackers.base import RunHistory
+from obs.ingest.trackers.base import HistoryReject, RunHistory
 
 logger = logging.getLogger(__name__)
 
 # Reader modules under obs.ingest.trackers, in the order sources are looked for.
 READERS = ("wandb_files", "tensorboard_files", "mlflow_store", "trl_state", "jsonl_metrics")
 TABLES = [METRICS, RUNS, REJECTS]
+SOURCES = "_sources"  # per source: the stat it had when it last landed, and its runs
 WRITE_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 1}
 
 
@@ -246,6 +248,19 @@ def _landed_hashes(parts: list[str]) -> set[str]:
     return hashes
 
 
+def _new_rejects(history: RunHistory, parts: list[str]) -> list[HistoryReject]:
+    """The rejects the run has not recorded yet (a source read again rejects again)."""
+    if not history.rejects or not parts:
+        return history.rejects
+    seen: set[tuple[str, int, str]] = set()
+    for part in parts:
+        table = pq.read_table(part, columns=["table_name", "source_file", "source_line", "reason"])
+        for row in table.to_pylist():
+            if row["table_name"] == METRICS:
+                seen.add((row["source_file"], row["source_line"], row["reason"]))
+    return [r for r in history.rejects if (str(r.file.resolve()), r.line, r.reason) not in seen]
+
+
 def _stage(folder: Path, name: str, table: pa.Table) -> Path:
     path = folder / f"{name}.{uuid.uuid4().hex[:12]}" / "part.parquet"
     path.parent.mkdir(parents=True)
@@ -282,14 +297,15 @@ def _land_one(
     if row["record_hash"] not in _landed_hashes(landing.parts(lake, RUNS)):
         table = pa.Table.from_pylist([row], schema=RUN_TABLE.schema)
         staged.append((RUNS, _stage(landing.staging.root, RUNS, table)))
-    if history.rejects:
+    fresh_rejects = _new_rejects(history, landing.parts(lake, REJECTS))
+    if fresh_rejects:
         rejects = pa.table(
             {
-                "table_name": [METRICS] * len(history.rejects),
-                "source_file": [str(r.file.resolve()) for r in history.rejects],
-                "source_line": [r.line for r in history.rejects],
-                "reason": [r.reason for r in history.rejects],
-                "raw": [r.raw for r in history.rejects],
+                "table_name": [METRICS] * len(fresh_rejects),
+                "source_file": [str(r.file.resolve()) for r in fresh_rejects],
+                "source_line": [r.line for r in fresh_rejects],
+                "reason": [r.reason for r in fresh_rejects],
+                "raw": [r.raw for r in fresh_rejects],
             },
             schema=REJECT_TABLE.schema,
         )
@@ -305,7 +321,7 @@ def _land_one(
         bytes_consumed=size,
         lines_consumed=history.points,
         rows_landed=fresh.num_rows,
-        rows_rejected=len(history.rejects),
+        rows_rejected=len(fresh_rejects),
         claimed_iteration=None,
         iteration_min=None if steps is None else int(min(steps.to_pylist())),
         iteration_max=None if steps is None else int(max(steps.to_pylist())),
@@ -318,8 +334,8 @@ def _land_one(
     landing.entries.append(entry)
     landing.staged.append((entry, staged))
     result.rows_landed = fresh.num_rows
-    result.rows_rejected = len(history.rejects)
-    result.reject_reasons = [r.reason for r in history.rejects]
+    result.rows_rejected = len(fresh_rejects)
+    result.reject_reasons = [r.reason for r in fresh_rejects]
     notes = list(history.notes)
     if not fresh.num_rows and history.points:
         result.status = "unchanged"
@@ -367,8 +383,19 @@ def land_histories(
     results: list[FileResult] = []
     skipped: Counter[str] = Counter()
     read: list[tuple[Source, tuple[int, int, str], RunHistory]] = []
+    done: list[tuple[Source, tuple[int, int, str]]] = []
+    unchanged_runs: set[str] = set()
     for source in sources:
         stat = _digest(source.reader.stat_files(source.format, source.origin))
+        recorded = _recorded_runs(lake, source, run_id, stat)
+        if recorded is not None:
+            unchanged_runs.update(recorded)
+            result = FileResult(source.origin, ", ".join(recorded), "unchanged")
+            result.note = "already ingested"
+            results.append(result)
+            if on_source is not None:
+                on_source(result)
+            continue
         try:
             histories = source.reader.read(source.format, source.origin, root)
         except IngestError as exc:
@@ -381,6 +408,7 @@ def land_histories(
         for history in histories:
             skipped.update(history.skipped)
             read.append((source, stat, history))
+        done.append((source, stat))
     by_run: dict[str, list[tuple[Source, tuple[int, int, str], RunHistory]]] = {}
     for source, stat, history in read:
         target = run_id or history.run_id
@@ -431,9 +459,65 @@ def land_histories(
                         n for n in (result.note, "nothing published (--strict)") if n
                     )
                     result.rows_landed = 0
+    if not strict_failed:
+        for source, stat in done:
+            runs = sorted({run_id or h.run_id for s, _, h in read if s is source})
+            _record_source(lake, source, run_id, stat, runs)
     return HistoryResult(
-        results, strict_failed, skipped=skipped, sources=len(sources), runs=sorted(by_run)
+        results,
+        strict_failed,
+        skipped=skipped,
+        sources=len(sources),
+        runs=sorted(set(by_run) | unchanged_runs),
     )
+
+
+# --------------------------------------------------------------------------- the source index
+
+
+def _index_file(lake: Path, source: Source, run_id: str | None) -> Path:
+    """Where the call that last landed ``source`` (under ``--run run_id``) recorded it."""
+    key = f"{source.format}\0{source.origin.resolve()}\0{run_id or ''}"
+    return lake / SOURCES / f"{hashlib.sha1(key.encode()).hexdigest()[:32]}.json"
+
+
+def _recorded_runs(
+    lake: Path, source: Source, run_id: str | None, stat: tuple[int, int, str]
+) -> list[str] | None:
+    """The runs ``source`` landed into, if it has not changed since (then it is not read).
+
+    A live run's folder is mostly sources landed long ago: this skips reading
+    them (a TensorBoard folder's events, an MLflow store) when every file has
+    the size and modification time it had when it landed.
+    """
+    try:
+        recorded = json.loads(_index_file(lake, source, run_id).read_text())
+    except (OSError, ValueError):
+        return None
+    if recorded.get("stat") != list(stat) or not recorded.get("runs"):
+        return None
+    # A run whose lake was removed by hand lands again.
+    runs = [str(r) for r in recorded["runs"]]
+    if not all(lake_files.read_manifest(lake, r) for r in runs):
+        return None
+    return runs
+
+
+def _record_source(
+    lake: Path,
+    source: Source,
+    run_id: str | None,
+    stat: tuple[int, int, str],
+    runs: list[str],
+) -> None:
+    if not runs:
+        return
+    path = _index_file(lake, source, run_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    payload = {"origin": str(source.origin.resolve()), "stat": list(stat), "runs": runs}
+    temporary.write_text(json.dumps(payload))
+    os.replace(temporary, path)
 
 
 def ingest_metrics(

@@ -353,3 +353,30 @@ def test_watch_lands_a_tracker_log_beside_the_rollouts(
     finally:
         con.close()
     assert steps == 6 and rollouts > 0
+
+
+def test_unchanged_source_is_not_read_and_rejects_land_once(
+    tmp_path: Path, lake: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from obs.ingest import history
+    from obs.ingest.trackers import jsonl_metrics
+
+    log = tmp_path / "metrics.jsonl"
+    log.write_text('{"step": 0, "loss": 1}\nbroken\n')
+    calls = []
+    real = jsonl_metrics.read
+    monkeypatch.setattr(jsonl_metrics, "read", lambda *a: calls.append(a) or real(*a))
+    first = history.ingest_metrics(log, lake=lake)
+    assert (first.rows_landed, first.rows_rejected) == (1, 1)
+    again = history.ingest_metrics(log, lake=lake)
+    assert [f.status for f in again.files] == ["unchanged"] and len(calls) == 1
+    assert again.runs == [tmp_path.name]  # metrics.jsonl is named after its folder
+    with log.open("a") as handle:
+        handle.write('{"step": 1, "loss": 0.5}\n')
+    grown = history.ingest_metrics(log, lake=lake)
+    assert (grown.rows_landed, grown.rows_rejected) == (1, 0) and len(calls) == 2
+    rejects = duckdb.sql(f"select count(*) from read_parquet('{lake}/_rejects/**/*.parquet')")
+    assert rejects.fetchone()[0] == 1
+    # Under another --run the source is read again and lands in that run.
+    other = history.ingest_metrics(log, lake=lake, run_id="other")
+    assert other.rows_landed == 2 and len(calls) == 3
