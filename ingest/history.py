@@ -37,6 +37,7 @@ from types import ModuleType
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from obs.ingest import lake as lake_files
 from obs.ingest.errors import IngestError
@@ -50,7 +51,7 @@ from obs.ingest.schema import (
     RUN_TABLE,
     RUNS,
 )
-from obs.ingest.trackers.base import HistoryReject, RunHistory
+from obs.ingest.trackers.base import HistoryReject, RunHistory, clean_text
 
 logger = logging.getLogger(__name__)
 
@@ -122,6 +123,7 @@ class _Landing:
     staging: Staging
     clock: Clock
     entries: list[ManifestEntry]
+    con: Any  # a DuckDB connection of this call (compares points with the lake's)
     staged: list[tuple[ManifestEntry, list[tuple[str, Path]]]] = field(default_factory=list)
 
     def parts(self, lake: Path, table: str) -> list[str]:
@@ -156,27 +158,23 @@ def _points(history: RunHistory) -> pa.Table:
 
 
 def _landed_parts(lake: Path, table: str, entries: list[ManifestEntry]) -> list[str]:
+    """The run's published parts of ``table``, oldest first (``ingested_at=`` sorts by time)."""
     prefix = table + "/"
-    return [
-        str(lake / part)
-        for entry in entries
-        for part in entry.parts
-        if part.startswith(prefix) and (lake / part).is_file()
-    ]
+    parts = {part for entry in entries for part in entry.parts if part.startswith(prefix)}
+    return [str(lake / part) for part in sorted(parts) if (lake / part).is_file()]
 
 
-def _new_points(history: RunHistory, parts: list[str]) -> tuple[pa.Table, int, int]:
-    """The points the run does not hold yet (one per step and key: the last logged).
+def _new_points(con: Any, history: RunHistory, parts: list[str]) -> tuple[pa.Table, int, int, int]:
+    """The points the run does not hold yet, or holds with another value.
 
-    Also how many values were a key logged again at a step with another value, and
-    how many distinct (step, key) the source holds.
+    One per step and key (the last logged in this source). ``parts`` are the
+    run's metric parts oldest first; the newest value a key landed with is the
+    one compared (``stg_metrics`` reads the same newest value). Also: how many
+    keys this source logged again at a step with another value, how many
+    distinct (step, key) it holds, and how many landed points it changes.
     """
-    import duckdb
-
-    points = _points(history)
-    con = duckdb.connect()
+    con.register("points", _points(history))
     try:
-        con.register("points", points)
         latest = (
             "select step, key, value, wall_time from points "
             "qualify row_number() over (partition by step, key order by ord desc) = 1"
@@ -189,30 +187,47 @@ def _new_points(history: RunHistory, parts: list[str]) -> tuple[pa.Table, int, i
         ).fetchone()
         repeated = counted[0] - counted[1] if counted else 0
         distinct = counted[1] if counted else 0
-        if parts:
-            query = (
-                f"select * from ({latest}) p where not exists (select 1 from "
-                "read_parquet($parts) l where l.step = p.step and l.key = p.key) "
-                "order by step, key"
-            )
-            fresh = con.execute(query, {"parts": parts}).arrow()
+        if not parts:
+            fresh = _table(con.execute(f"{latest} order by step, key").arrow())
+            changed = 0
         else:
-            fresh = con.execute(f"{latest} order by step, key").arrow()
+            con.execute("create or replace temp table part_order (filename varchar, rank int)")
+            con.executemany(
+                "insert into part_order values (?, ?)", [[p, n] for n, p in enumerate(parts)]
+            )
+            query = f"""
+                with landed as (
+                    select m.step, m.key, arg_max(m.value, o.rank) as value
+                    from read_parquet($parts, filename = true) m
+                    join part_order o using (filename)
+                    group by m.step, m.key
+                )
+                select p.*, l.step is not null as was_landed
+                from ({latest}) p left join landed l using (step, key)
+                where l.step is null or p.value is distinct from l.value
+                order by step, key
+            """
+            fresh = _table(con.execute(query, {"parts": parts}).arrow())
+            changed = int(pc.sum(fresh.column("was_landed")).as_py() or 0)
+            fresh = fresh.drop_columns(["was_landed"])
     finally:
-        con.close()
-    if isinstance(fresh, pa.RecordBatchReader):
-        fresh = fresh.read_all()
-    return fresh, repeated, distinct
+        con.unregister("points")
+    return fresh, repeated, distinct, changed
+
+
+def _table(result: pa.Table | pa.RecordBatchReader) -> pa.Table:
+    """A query's rows, read now (a reader would read them after the view is gone)."""
+    return result.read_all() if isinstance(result, pa.RecordBatchReader) else result
 
 
 def _run_row(history: RunHistory, origin: str) -> dict[str, Any]:
     row: dict[str, Any] = {
         "source": history.source,
-        "project": history.project,
-        "entity": history.entity,
-        "name": history.name,
-        "state": history.state,
-        "tags": [str(t) for t in history.tags],
+        "project": _text(history.project),
+        "entity": _text(history.entity),
+        "name": _text(history.name),
+        "state": _text(history.state),
+        "tags": _tags(history.tags),
         "created_at": history.created_at,
         "config": _json(history.config),
         "summary": _json(history.summary),
@@ -224,28 +239,43 @@ def _run_row(history: RunHistory, origin: str) -> dict[str, Any]:
     return row
 
 
+def _text(value: Any) -> str | None:
+    return None if value is None else clean_text(str(value))
+
+
+def _tags(value: Any) -> list[str]:
+    """A source's tags as a list of texts (a single text is one tag)."""
+    if isinstance(value, str):
+        return [clean_text(value)]
+    if isinstance(value, list | tuple):
+        return [clean_text(str(t)) for t in value if t is not None]
+    return []
+
+
 def _json(value: Any) -> str:
     """JSON text; NaN and Infinity become null (JSON has no such values)."""
     return json.dumps(_finite(value), ensure_ascii=False, default=str, sort_keys=True)
 
 
 def _finite(value: Any) -> Any:
+    """JSON-ready: NaN and Infinity as null, lone surrogates replaced (no UTF-8 form)."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
+    if isinstance(value, str):
+        return clean_text(value)
     if isinstance(value, dict):
-        return {str(k): _finite(v) for k, v in value.items()}
+        return {clean_text(str(k)): _finite(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_finite(v) for v in value]
     return value
 
 
-def _landed_hashes(parts: list[str]) -> set[str]:
-    hashes: set[str] = set()
-    for part in parts:
-        hashes.update(
-            pq.read_table(part, columns=["record_hash"]).column("record_hash").to_pylist()
-        )
-    return hashes
+def _latest_hash(parts: list[str]) -> str | None:
+    """The record hash of the run's newest attributes (``parts`` oldest first)."""
+    if not parts:
+        return None
+    hashes = pq.read_table(parts[-1], columns=["record_hash"]).column("record_hash").to_pylist()
+    return hashes[-1] if hashes else None
 
 
 def _new_rejects(history: RunHistory, parts: list[str]) -> list[HistoryReject]:
@@ -278,7 +308,9 @@ def _land_one(
     """Stage one history's new points, run row and rejects; its result."""
     origin = str(source.origin.resolve())
     result = FileResult(source.origin, landing.run_id)
-    fresh, repeated, distinct = _new_points(history, landing.parts(lake, METRICS))
+    fresh, repeated, distinct, changed = _new_points(
+        landing.con, history, landing.parts(lake, METRICS)
+    )
     staged: list[tuple[str, Path]] = []
     if fresh.num_rows:
         table = pa.table(
@@ -294,7 +326,9 @@ def _land_one(
         )
         staged.append((METRICS, _stage(landing.staging.root, METRICS, table)))
     row = _run_row(history, origin)
-    if row["record_hash"] not in _landed_hashes(landing.parts(lake, RUNS)):
+    # A source that gave nothing but rejects (a file of garbage) names no run.
+    says_something = history.points or history.config or history.summary or history.state
+    if says_something and row["record_hash"] != _latest_hash(landing.parts(lake, RUNS)):
         table = pa.Table.from_pylist([row], schema=RUN_TABLE.schema)
         staged.append((RUNS, _stage(landing.staging.root, RUNS, table)))
     fresh_rejects = _new_rejects(history, landing.parts(lake, REJECTS))
@@ -326,13 +360,12 @@ def _land_one(
         iteration_min=None if steps is None else int(min(steps.to_pylist())),
         iteration_max=None if steps is None else int(max(steps.to_pylist())),
         parts=[],
-        status="truncated"
-        if history.notes and "partial" in " ".join(history.notes)
-        else "complete",
+        status="truncated" if history.truncated else "complete",
         recorded_at=lake_files.utc_now(),
     )
-    landing.entries.append(entry)
-    landing.staged.append((entry, staged))
+    if staged:  # a source that adds nothing leaves the manifest as it was
+        landing.entries.append(entry)
+        landing.staged.append((entry, staged))
     result.rows_landed = fresh.num_rows
     result.rows_rejected = len(fresh_rejects)
     result.reject_reasons = [r.reason for r in fresh_rejects]
@@ -342,10 +375,23 @@ def _land_one(
         notes.insert(0, "already ingested")
     elif distinct > fresh.num_rows:
         notes.append(f"{distinct - fresh.num_rows:,} points the run already holds")
+    if changed:
+        notes.append(f"{changed:,} values differ from what landed before (the newer kept)")
     if repeated and result.status != "unchanged":
         notes.append(f"{repeated:,} keys logged again at a step with another value (the last kept)")
     result.note = "; ".join(notes)
     return result
+
+
+def _open_landing(lake: Path, run_id: str, con: Any) -> _Landing:
+    """A run's landing, with the run's lock held: its manifest read, a dead ingest's debris gone."""
+    entries = lake_files.read_manifest(lake, run_id)
+    known = {part for e in entries for part in e.parts}
+    removed = lake_files.remove_debris(lake, run_id, TABLES, known)
+    if removed:
+        logger.warning("run %s: removed %d parts a killed ingest left", run_id, removed)
+    clock = Clock(lake_files.last_publish_time(lake, run_id, TABLES))
+    return _Landing(run_id, Staging(lake, run_id), clock, entries, con)
 
 
 def _publish(lake: Path, landing: _Landing) -> None:
@@ -357,6 +403,7 @@ def _publish(lake: Path, landing: _Landing) -> None:
         entry.recorded_at = lake_files.utc_now()
         entries.append(entry)
     lake_files.write_manifest(lake, landing.run_id, entries)
+    lake_files.compact_manifest(lake, landing.run_id)
 
 
 @dataclass
@@ -398,9 +445,13 @@ def land_histories(
             continue
         try:
             histories = source.reader.read(source.format, source.origin, root)
-        except IngestError as exc:
+        except Exception as exc:  # one source's reader failing must not lose the others
             result = FileResult(source.origin, run_id or "-", "unreadable")
-            result.note = str(exc).removeprefix(f"{source.origin}: ")
+            if isinstance(exc, IngestError):
+                result.note = str(exc).removeprefix(f"{source.origin}: ")
+            else:
+                logger.debug("reading %s failed", source.origin, exc_info=True)
+                result.note = f"could not be read ({type(exc).__name__}: {exc}); nothing landed"
             results.append(result)
             if on_source is not None:
                 on_source(result)
@@ -413,52 +464,48 @@ def land_histories(
     for source, stat, history in read:
         target = run_id or history.run_id
         try:
-            lake_files.check_run_id(target, origin=f"{source.origin}: run id")
+            lake_files.check_run_id(target, origin="its run id")
         except IngestError as exc:
             result = FileResult(source.origin, target, "unreadable", note=f"{exc}; pass --run")
             results.append(result)
             continue
         by_run.setdefault(target, []).append((source, stat, history))
+    import duckdb
+
+    con = duckdb.connect()
     landings: list[_Landing] = []
-    with contextlib.ExitStack() as stack:
-        for target in sorted(by_run):
-            stack.enter_context(lake_files.run_lock(lake, target))
-        for target, items in by_run.items():
-            entries = lake_files.read_manifest(lake, target)
-            known = {part for e in entries for part in e.parts}
-            removed = lake_files.remove_debris(lake, target, TABLES, known)
-            if removed:
-                logger.warning("run %s: removed %d parts a killed ingest left", target, removed)
-            staging = Staging(lake, target)
-            stack.callback(staging.discard)
-            landing = _Landing(
-                target,
-                staging,
-                Clock(lake_files.last_publish_time(lake, target, TABLES)),
-                entries,
-            )
-            landings.append(landing)
-            for source, stat, history in items:
-                result = _land_one(history, source, landing, lake, stat)
-                results.append(result)
-                if on_source is not None:
-                    on_source(result)
-            if not strict:
-                _publish(lake, landing)
-                lake_files.compact_manifest(lake, target)
-        strict_failed = strict and any(r.is_problem for r in results)
-        if strict:
-            for landing in landings:
-                if strict_failed:
-                    continue
-                _publish(lake, landing)
-                lake_files.compact_manifest(lake, landing.run_id)
+    try:
+        with contextlib.ExitStack() as held:
+            if strict:
+                # All or nothing: every run stays locked until all of them publish.
+                for target in sorted(by_run):
+                    held.enter_context(lake_files.run_lock(lake, target))
+            for target, items in by_run.items():
+                with contextlib.ExitStack() as one:
+                    if not strict:  # one run at a time: a folder of many runs holds one lock
+                        one.enter_context(lake_files.run_lock(lake, target))
+                    landing = _open_landing(lake, target, con)
+                    (held if strict else one).callback(landing.staging.discard)
+                    landings.append(landing)
+                    for source, stat, history in items:
+                        result = _land_one(history, source, landing, lake, stat)
+                        results.append(result)
+                        if on_source is not None:
+                            on_source(result)
+                    if not strict:
+                        _publish(lake, landing)
+            strict_failed = strict and any(r.is_problem for r in results)
+            if strict and not strict_failed:
+                for landing in landings:
+                    _publish(lake, landing)
             if strict_failed:
                 for result in results:
                     result.note = "; ".join(
                         n for n in (result.note, "nothing published (--strict)") if n
                     )
                     result.rows_landed = 0
+    finally:
+        con.close()
     if not strict_failed:
         for source, stat in done:
             runs = sorted({run_id or h.run_id for s, _, h in read if s is source})

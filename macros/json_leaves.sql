@@ -1,23 +1,59 @@
-{% macro json_leaves(json_expression) %}
-    {{ return(adapter.dispatch('json_leaves', 'obs')(json_expression)) }}
+{% macro json_leaves(relation, id_column, json_column) %}
+    {{ return(adapter.dispatch('json_leaves', 'obs')(relation, id_column, json_column)) }}
 {% endmacro %}
 
-{#- The scalar leaves of a JSON object as rows (key as a dotted path, value as
-    JSON text, type), to be used in a lateral join. A list is one leaf (its
-    JSON text): config lists such as target_modules read best whole. -#}
-{% macro default__json_leaves(json_expression) %}
+{#- A select of the scalar leaves of a JSON object column, one row per
+    (id, key): key is the path of member names joined with `.`, a name that
+    holds `.`, `"`, `[` or `]` quoted (`"optimizer.lr"` is not the nested
+    `optimizer.lr`); value is the JSON text; type the JSON type. A list is one
+    leaf (its JSON text): config lists such as target_modules read best whole. -#}
+{% macro default__json_leaves(relation, id_column, json_column) %}
     {{ exceptions.raise_compiler_error("json_leaves: no implementation for " ~ adapter.type()) }}
 {% endmacro %}
 
-{% macro duckdb__json_leaves(json_expression) %}
-    (
+{% macro duckdb__json_leaves(relation, id_column, json_column) %}
+    with recursive tree as (
         select
-            regexp_replace(regexp_replace(fullkey, '^\$\.', ''), '"', '', 'g') as key,
-            value,
-            lower(type) as type
-        from json_tree({{ json_expression }})
-        where fullkey <> '$'
-            and type <> 'OBJECT'
-            and not contains(path, '[')
+            source.{{ id_column }} as id_value,
+            node.id,
+            node.parent,
+            node.key,
+            node.value,
+            node.type
+        from {{ relation }} as source,
+            json_tree(source.{{ json_column }}) as node
+    ),
+
+    named as (
+        select id_value, id, type, value, '' as path, false as in_list
+        from tree
+        where parent is null
+
+        union all
+
+        select
+            child.id_value,
+            child.id,
+            child.type,
+            child.value,
+            (case when up.path = '' then '' else up.path || '.' end)
+            || case
+                when regexp_matches(child.key, '[."\[\]]')
+                    then '"' || replace(child.key, '"', '\"') || '"'
+                else child.key
+            end,
+            up.in_list or up.type = 'ARRAY'
+        from tree as child
+        inner join named as up
+            on child.id_value = up.id_value
+            and child.parent = up.id
     )
+
+    select
+        id_value as {{ id_column }},
+        path as key,
+        value,
+        lower(type) as type
+    from named
+    where path <> '' and type <> 'OBJECT' and not in_list
 {% endmacro %}

@@ -88,8 +88,8 @@ def resolve_run(con: duckdb.DuckDBPyConnection, warehouse: Path, run: str) -> st
     )
 
 
-def known_runs(warehouse: Path, names: list[str]) -> set[str]:
-    """Which of ``names`` are run ids or run names in the warehouse."""
+def known_names(warehouse: Path, names: list[str]) -> tuple[set[str], set[str]]:
+    """Which of ``names`` name runs (ids or names), and which name metrics."""
     con = open_runs(warehouse)
     try:
         found = con.execute(
@@ -97,9 +97,15 @@ def known_runs(warehouse: Path, names: list[str]) -> set[str]:
             "or name in (select unnest($n))",
             {"n": names},
         ).fetchall()
+        metrics = con.execute(
+            "select distinct metric, canonical_metric from fct_metric_summary where metric in "
+            "(select unnest($n)) or canonical_metric in (select unnest($n))",
+            {"n": names},
+        ).fetchall()
     finally:
         con.close()
-    return {v for row in found for v in row if v in names}
+    runs = {v for row in found for v in row if v in names}
+    return runs, {v for row in metrics for v in row if v in names}
 
 
 # --------------------------------------------------------------------------- obs runs
@@ -547,10 +553,16 @@ def compare_runs(
         )[0]
         out["runs"].append(info)
     for metric in names:
-        lower = metric in LOWER_IS_BETTER
+        rows_found = {run_id: _metric_rows(con, run_id, metric) for run_id in ids}
+        # Better is judged by what the metric is (train/loss is a loss), not how it was typed.
+        canonical = next(
+            (r["canonical_metric"] for r in rows_found.values() if r and r["canonical_metric"]),
+            metric,
+        )
+        lower = canonical in LOWER_IS_BETTER or metric in LOWER_IS_BETTER
         entry: dict[str, Any] = {"metric": metric, "lower_is_better": lower, "values": []}
         for run_id in ids:
-            row = _metric_rows(con, run_id, metric)
+            row = rows_found[run_id]
             value: dict[str, Any] = {"run_id": run_id}
             if row is not None:
                 value.update(

@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from obs.cli.errors import friendly_errors
@@ -15,6 +16,9 @@ from obs.cli.options import Settings, echo_err, pass_settings, quiet_option
 from obs.ingest.errors import IngestError
 from obs.ingest.lake import check_run_id
 from obs.ingest.landing import FileResult, IngestResult
+
+if TYPE_CHECKING:
+    from obs.ingest.history import HistoryResult
 
 
 @click.group()
@@ -292,15 +296,18 @@ def metrics(
             on_source=tick,  # type: ignore[arg-type]
         )
     skipped = describe_skipped(result.skipped)
+    unreadable = [f for f in result.files if f.status == "unreadable"]
+    only_unreadable = bool(unreadable) and len(unreadable) == len(result.files)
     if as_json:
-        _report(result, settings, True, quiet)
+        click.echo(json.dumps(_metrics_payload(result, settings)))
     else:
         for file in result.files:
-            if file.note and file.status != "unchanged" and not quiet:
+            # (a source that is all there was to read is the error line below)
+            if file.note and file.status != "unchanged" and not quiet and not only_unreadable:
                 echo_err(f"note: {file.source}: {file.note}")
         runs = ", ".join(result.runs) if len(result.runs) <= 4 else f"{len(result.runs)} runs"
         click.echo(
-            f"runs {runs}: {_plural(result.rows_landed, 'point')} landed, "
+            (f"runs {runs}: " if runs else "") + f"{_plural(result.rows_landed, 'point')} landed, "
             f"{result.rows_rejected:,} rejected, from {_plural(result.sources, 'source')}"
             + (f" (not metrics, skipped: {skipped})" if skipped else "")
             + f" -> {settings.lake}"
@@ -309,16 +316,43 @@ def metrics(
         if reasons and not quiet:
             for reason, count in reasons.most_common(5):
                 echo_err(f"  rejected {count}: {reason}")
-            echo_err(
-                f"  every rejected record, with its file and line: {settings.lake / '_rejects'}"
-            )
-    unreadable = [f for f in result.files if f.status == "unreadable"]
+            if not result.strict_failed:
+                echo_err(f"  every rejected record, with file and line: {settings.lake}/_rejects")
     if result.strict_failed:
         raise click.ClickException(
             f"{path}: {_plural(result.rows_rejected, 'record')} rejected and "
             f"{_plural(len(unreadable), 'source')} unreadable (--strict): nothing landed; fix "
             "them or ingest without --strict"
         )
-    if unreadable and len(unreadable) == len(result.files):
+    if only_unreadable:
         first = unreadable[0]
         raise click.ClickException(f"{first.source}: {first.note}")
+    read_something = any(f.status == "unchanged" or f.rows_landed for f in result.files)
+    if result.rows_rejected and not read_something:
+        raise click.ClickException(
+            f"{path}: no record could be read ({_plural(result.rows_rejected, 'record')} "
+            f"rejected); see {settings.lake}/_rejects"
+        )
+
+
+def _metrics_payload(result: HistoryResult, settings: Settings) -> dict[str, object]:
+    return {
+        "run_ids": result.runs,
+        "lake": str(settings.lake),
+        "sources": result.sources,
+        "rows_landed": result.rows_landed,
+        "rows_rejected": result.rows_rejected,
+        "strict_failed": result.strict_failed,
+        "skipped": dict(result.skipped),
+        "file_results": [
+            {
+                "path": str(f.source),
+                "run_id": f.run_id,
+                "status": f.status,
+                "rows_landed": f.rows_landed,
+                "rows_rejected": f.rows_rejected,
+                "note": f.note,
+            }
+            for f in result.files
+        ],
+    }

@@ -155,7 +155,7 @@ def compare(
       obs compare run-a run-b run-c --target reward_mean=0.5 --format json
     """
     from obs.reports.runs import compare as load
-    from obs.reports.runs import known_runs
+    from obs.reports.runs import known_names
     from obs.reports.runs_format import compare_text, to_json
 
     goals: dict[str, float] = {}
@@ -168,9 +168,10 @@ def compare(
     with friendly_errors(settings.debug):
         if metrics:
             # click hands `--metrics a b c` (the seed's form) over as metric a and two
-            # more RUN arguments: trailing arguments that name no run are metrics.
-            runs_found = known_runs(settings.warehouse, names)
-            while len(names) > 2 and names[-1] not in runs_found:
+            # more RUN arguments: trailing arguments that name a metric and no run
+            # are metrics (a mistyped run stays a run, and is reported as unknown).
+            runs_found, metrics_found = known_names(settings.warehouse, names)
+            while len(names) > 2 and names[-1] not in runs_found and names[-1] in metrics_found:
                 metrics.insert(1, names.pop())
         if len(names) < 2:
             raise click.UsageError("give at least two runs")

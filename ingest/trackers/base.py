@@ -21,6 +21,7 @@ integer) is a reject: file, line (or record number) and reason.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections import Counter
@@ -30,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 MAX_STEP = 2**63 - 1
+SURROGATE = re.compile("[\ud800-\udfff]")
+RUN_ID = re.compile(r"^[A-Za-z0-9._+@:-]{1,128}$")
 
 
 @dataclass
@@ -63,6 +66,7 @@ class RunHistory:
     skipped: Counter[str] = field(default_factory=Counter)
     rejects: list[HistoryReject] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # e.g. "truncated at the end"
+    truncated: bool = False  # the source ends in a record still being written
 
     def add(self, step: int, key: str, value: Any, wall_time: float | None = None) -> None:
         """One logged value at ``step`` (see the module docstring for what lands)."""
@@ -71,7 +75,10 @@ class RunHistory:
         if isinstance(value, bool):
             self._point(step, key, 1.0 if value else 0.0, wall_time)
         elif isinstance(value, int | float):
-            number = float(value) if not isinstance(value, int) or abs(value) < 2**63 else math.inf
+            try:
+                number = float(value)
+            except OverflowError:  # an int beyond a double's range
+                number = math.inf if value > 0 else -math.inf
             self._point(step, key, number, wall_time)
         elif isinstance(value, dict):
             kind = value.get("_type")
@@ -88,12 +95,13 @@ class RunHistory:
             self.skipped[type(value).__name__] += 1
 
     def _point(self, step: int, key: str, value: float, wall_time: float | None) -> None:
+        if not 0 <= step <= MAX_STEP:
+            self.skipped["out-of-range step"] += 1
+            return
         self.steps.append(step)
-        self.keys.append(key)
+        self.keys.append(clean_text(key))
         self.values.append(value)
-        self.wall_times.append(
-            wall_time if wall_time is not None and math.isfinite(wall_time) else None
-        )
+        self.wall_times.append(epoch_seconds(wall_time))
 
     def reject(self, file: Path, line: int, reason: str, raw: Any = "") -> None:
         text = raw if isinstance(raw, str) else repr(raw)
@@ -113,6 +121,30 @@ def media_kind(kind: str) -> str:
     return kind
 
 
+# Wall times outside 1970..2200 are no wall times; larger numbers are taken as
+# milli-, micro- or nanoseconds (time.time_ns() lands as the moment it means).
+LATEST_EPOCH = 7_258_118_400.0  # 2200-01-01
+
+
+def epoch_seconds(value: float | None) -> float | None:
+    """Seconds since the epoch from a logged time, or None when it is none."""
+    if value is None or not math.isfinite(value) or value < 0:
+        return None
+    for scale in (1.0, 1e3, 1e6, 1e9):
+        if value / scale <= LATEST_EPOCH:
+            return value / scale
+    return None
+
+
+def clean_text(text: str) -> str:
+    """``text`` with lone surrogates (no UTF-8 form) replaced by U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return SURROGATE.sub("\ufffd", text)
+    return text
+
+
 def as_step(value: Any) -> int | None:
     """An integer step from a logged value (5, 5.0, "5"), else None."""
     if isinstance(value, bool):
@@ -120,7 +152,7 @@ def as_step(value: Any) -> int | None:
     if isinstance(value, int):
         return value if 0 <= value <= MAX_STEP else None
     if isinstance(value, float) and math.isfinite(value) and value.is_integer() and value >= 0:
-        return int(value)
+        return int(value) if value <= MAX_STEP else None
     if isinstance(value, str):
         try:
             return as_step(float(value)) if "." in value or "e" in value else as_step(int(value))
@@ -161,6 +193,32 @@ def unwrap_config(config: Any) -> Any:
 
 
 def safe_run_id(name: str) -> str:
-    """A run id made from a source's name: other characters become ``_``, at most 128."""
-    cleaned = re.sub(r"[^A-Za-z0-9._+@:-]", "_", name.strip())[:128]
-    return "run" if cleaned in {"", ".", ".."} else cleaned
+    """A run id made from a source's name.
+
+    A name that is a valid id is kept. Otherwise other characters become ``_``
+    and a short hash of the whole name is appended, so two names that differ
+    only where they were changed or cut (``训练``, ``测试``) stay two runs.
+    """
+    name = name.strip()
+    if RUN_ID.match(name) and name not in {".", ".."}:
+        return name
+    digest = hashlib.sha1(clean_text(name).encode("utf-8")).hexdigest()[:8]
+    cleaned = re.sub(r"[^A-Za-z0-9._+@:-]", "_", name)[:119].strip(".") or "run"
+    return f"{cleaned}-{digest}"
+
+
+def relative_name(folder: Path, root: Path) -> str:
+    """A run's name from its folder: the path below ``root`` joined with ``.``.
+
+    Two runs found under one root thus keep distinct names (``exp-a.trainer_output``
+    and ``exp-b.trainer_output``); a folder that is the root (or above it) is named
+    by itself. The same folder reached from another root gets another name: pass
+    ``--run`` for a name that never changes.
+    """
+    folder = folder.resolve()
+    base = root.resolve()
+    if base.is_file():
+        base = base.parent
+    if folder != base and folder.is_relative_to(base):
+        return ".".join(folder.relative_to(base).parts)
+    return folder.name or "run"

@@ -25,7 +25,7 @@ from typing import Any
 
 from obs.ingest.errors import IngestError
 from obs.ingest.readers import parse_json_line, raw_text
-from obs.ingest.trackers.base import RunHistory, as_step, safe_run_id, utc
+from obs.ingest.trackers.base import RunHistory, as_step, relative_name, safe_run_id, utc
 
 FORMATS = {"jsonl": "JSON-lines metric log (verl file logger, flat metrics.jsonl)"}
 STEP_KEYS = ("step", "_step", "global_step", "iteration")
@@ -65,11 +65,15 @@ def stat_files(fmt: str, origin: Path) -> list[Path]:
     return [origin]
 
 
-def run_name(origin: Path) -> str:
+def run_name(origin: Path, root: Path) -> str:
+    """The file's name, its folder's for a generic one (``metrics.jsonl``), below ``root``."""
     stem = origin.name.removesuffix(".jsonl")
-    if stem.lower() in GENERIC_STEMS and origin.resolve().parent.name:
-        return origin.resolve().parent.name
-    return stem
+    folder = relative_name(origin.parent, root)
+    if stem.lower() in GENERIC_STEMS:
+        return folder
+    base = root.resolve()
+    inside = origin.resolve().parent != (base.parent if base.is_file() else base)
+    return f"{folder}.{stem}" if inside else stem
 
 
 def read(fmt: str, origin: Path, root: Path) -> list[RunHistory]:
@@ -77,12 +81,13 @@ def read(fmt: str, origin: Path, root: Path) -> list[RunHistory]:
         content = origin.read_bytes()
     except OSError as exc:
         raise IngestError(f"{origin}: cannot be read ({exc})") from exc
-    name = run_name(origin)
+    name = run_name(origin, root)
     history = RunHistory(run_id=safe_run_id(name), source="jsonl", origin=origin, name=name)
     complete = content[: content.rfind(b"\n") + 1]
     if len(complete) < len(content):
         history.notes.append("its last line is not complete yet; it lands once it is written")
-    numbered = 0
+        history.truncated = True
+    records: list[tuple[int, dict[str, Any], bytes]] = []
     for number, line in enumerate(complete.splitlines(), start=1):
         if not line.strip():
             continue
@@ -93,6 +98,16 @@ def read(fmt: str, origin: Path, root: Path) -> list[RunHistory]:
             continue
         if not isinstance(record, dict):
             history.reject(origin, number, "not a JSON object", raw_text(line))
+            continue
+        records.append((number, record, line))
+    # Records are numbered 0, 1, ... only in a file none of whose records has a
+    # step: numbers would collide with the steps of the others.
+    stepped = any(k in record for _, record, _ in records for k in STEP_KEYS)
+    numbered = 0
+    for number, record, line in records:
+        if stepped and not any(k in record for k in STEP_KEYS):
+            reason = "no step field, while other records have one"
+            history.reject(origin, number, reason, raw_text(line))
             continue
         numbered += _record(history, origin, number, record, numbered, line)
     if numbered:

@@ -314,6 +314,10 @@ class _StoreReader:
         history.tags = _user_tags(data.tags)
         history.summary = dict(sorted(data.metrics.items()))
         history.artifacts = self._artifacts(info, history)
+        if info.lifecycle_stage == "deleted" or (
+            experiment is not None and experiment.lifecycle_stage == "deleted"
+        ):
+            history.state = "deleted"  # its status says how it ended; deleted says more now
         if info.lifecycle_stage == "deleted":
             history.notes.append(f"run {info.run_id} is deleted in MLflow (still in its store)")
         if experiment is not None and experiment.lifecycle_stage == "deleted":

@@ -27,7 +27,6 @@ are the results the user reported next to the hparams, not a time series).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import struct
 from collections.abc import Iterator
@@ -229,6 +228,7 @@ class _RunReader:
         """Say why the loader stopped before the end: a partial last record or a damaged one."""
         left = size - consumed
         if _partial_record(path, consumed, left):
+            self.history.truncated = True
             self.history.notes.append(
                 f"{path}: read {count} events; the last record is incomplete "
                 f"({left} bytes: the file is still being written or was cut short)"
@@ -406,13 +406,8 @@ def _run_name(origin: Path, root: Path) -> str:
 
 
 def _run_id(name: str) -> str:
-    """``safe_run_id``; a name too long for a run id keeps a hash of itself, so two long
-    folder paths that share their first 128 characters stay two runs."""
-    clean = safe_run_id(name)
-    if len(name.strip()) <= RUN_ID_MAX:
-        return clean
-    digest = hashlib.sha1(name.encode()).hexdigest()[:8]
-    return f"{clean[: RUN_ID_MAX - 9]}.{digest}"
+    """``safe_run_id`` (a changed or cut name keeps a hash of itself: long paths stay apart)."""
+    return safe_run_id(name)
 
 
 def _check_format(fmt: str) -> None:

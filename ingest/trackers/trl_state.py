@@ -2,7 +2,9 @@
 
 The Trainer rewrites the whole file at every save and keeps a copy in each
 ``checkpoint-N/`` folder, each a prefix of the next. All of them are one run:
-the run id is the output folder's name (the folder above ``checkpoint-N``),
+the run id is the output folder's name (the folder above ``checkpoint-N``;
+its path below the folder given when there are several), read in checkpoint
+order with the output folder's own file last,
 and the landing keeps one value per (step, key), so reading every copy lands
 each step once.
 
@@ -22,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from obs.ingest.errors import IngestError
-from obs.ingest.trackers.base import RunHistory, as_step, safe_run_id
+from obs.ingest.trackers.base import RunHistory, as_step, relative_name, safe_run_id
 
 FORMATS = {"trl": "TRL / Hugging Face Trainer trainer_state.json (log_history)"}
 NAME = "trainer_state.json"
@@ -44,7 +46,8 @@ CONFIG_KEYS = (
 def find(path: Path) -> list[tuple[str, Path]]:
     if path.is_file():
         return [("trl", path)] if path.name == NAME or _is_state(path) else []
-    return [("trl", p) for p in sorted(path.rglob(NAME)) if p.is_file()]
+    found = [p for p in path.rglob(NAME) if p.is_file()]
+    return [("trl", p) for p in sorted(found, key=_order)]
 
 
 def _is_state(path: Path) -> bool:
@@ -62,11 +65,17 @@ def stat_files(fmt: str, origin: Path) -> list[Path]:
     return [origin]
 
 
-def run_name(origin: Path) -> str:
+def output_folder(origin: Path) -> Path:
+    """The trainer's output folder (the folder above ``checkpoint-N``)."""
     folder = origin.resolve().parent
-    if CHECKPOINT.match(folder.name):
-        folder = folder.parent
-    return folder.name or "trl"
+    return folder.parent if CHECKPOINT.match(folder.name) else folder
+
+
+def _order(origin: Path) -> tuple[str, int]:
+    """Copies in checkpoint order, the output folder's own file last."""
+    folder = origin.resolve().parent
+    match = CHECKPOINT.match(folder.name)
+    return (str(output_folder(origin)), int(folder.name.split("-")[1]) if match else 2**63)
 
 
 def read(fmt: str, origin: Path, root: Path) -> list[RunHistory]:
@@ -81,7 +90,7 @@ def read(fmt: str, origin: Path, root: Path) -> list[RunHistory]:
         ) from exc
     if not isinstance(state, dict) or not isinstance(state.get("log_history"), list):
         raise IngestError(f"{origin}: has no log_history list; is it a trainer_state.json?")
-    name = run_name(origin)
+    name = relative_name(output_folder(origin), root)
     history = RunHistory(run_id=safe_run_id(name), source="trl", origin=origin, name=name)
     history.config = {k: state[k] for k in CONFIG_KEYS if k in state}
     for number, row in enumerate(state["log_history"], start=1):

@@ -351,11 +351,18 @@ class _RunLog:
             try:
                 data = store.scan_data()
             except Exception:  # the reader asserts on a short or damaged record
-                self.history.notes.append(self._cut_note(store, offset, size, count))
+                note = self._cut_note(store, offset, size, count)
+                self.history.notes.append(note)
+                if note.startswith("the log is damaged"):
+                    # Damage, not a log still being written: a reject (--strict refuses it).
+                    self.history.reject(self.log, count + 1, note)
+                else:
+                    self.history.truncated = True
                 return
             if data is None:
                 if offset < size:  # a record's first fragment, its rest never written
                     self.history.notes.append(_partial_note(count))
+                    self.history.truncated = True
                 elif count == 0:
                     self.history.notes.append("the log holds no records yet (still being written?)")
                 return
@@ -489,7 +496,7 @@ def _read_export(origin: Path) -> RunHistory:
         origin=origin,
         name=_text(data.get("name")),
         state=_text(data.get("state")),
-        tags=[t for t in data.get("tags") or [] if isinstance(t, str)],
+        tags=[t for t in _as_list(data.get("tags")) if isinstance(t, str)],
         created_at=utc(data.get("created_at")),
     )
     history.entity, history.project = _entity_project(data)
@@ -707,3 +714,10 @@ def _csv_value(cell: str) -> float | str:
     """A number (NaN and inf included), else the text (counted as skipped by ``add``)."""
     number = _csv_number(cell)
     return cell if number is None else number
+
+
+def _as_list(value: Any) -> list[Any]:
+    """A list field of an export: a text is one item, anything else not a list is none."""
+    if isinstance(value, str):
+        return [value]
+    return value if isinstance(value, list) else []

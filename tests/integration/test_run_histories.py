@@ -7,6 +7,7 @@ points written, and checks that a run holds one value per step and key.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -214,9 +215,32 @@ def test_odd_run_names_in_a_wandb_csv_become_valid_ids(
     report = ingest(invoke, csv)
     assert report["rows_landed"] == 4
     ids = sorted({r["run_id"] for r in metric_rows(lake)})
-    assert ids == [".._up", "grpo_run___1"]
+
+    def sha(name: str) -> str:
+        return hashlib.sha1(name.encode()).hexdigest()[:8]
+
+    # Changed names keep a hash of the whole name: two names that differ only
+    # where they were changed stay two runs.
+    alpha = "grpo run/\u03b1 1"
+    assert ids == [f"_up-{sha('../up')}", f"grpo_run___1-{sha(alpha)}"]
     assert all(not (lake / "metrics" / f"run_id={i}").resolve().is_relative_to(tmp_path / "up")
                for i in ids)  # fmt: skip
+
+
+def test_two_runs_whose_names_clash_stay_two_runs(
+    tmp_path: Path, invoke: Invoke, lake: Path
+) -> None:
+    a = trainer_state(tmp_path / "exp-a" / "trainer_output" / "trainer_state.json", 5)
+    b = trainer_state(tmp_path / "exp-b" / "trainer_output" / "trainer_state.json", 7)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "\u8bad\u7ec3.jsonl").write_text('{"step": 0, "loss": 1}\n')
+    (logs / "\u6d4b\u8bd5.jsonl").write_text('{"step": 0, "loss": 2}\n')
+    report = ingest(invoke, tmp_path)
+    assert report["rows_landed"] == a + b + 2
+    runs = {r["run_id"] for r in metric_rows(lake)}
+    assert {"exp-a.trainer_output", "exp-b.trainer_output"} <= runs
+    assert len(runs) == 4
 
 
 # --------------------------------------------------------------------------- processes
@@ -380,3 +404,132 @@ def test_unchanged_source_is_not_read_and_rejects_land_once(
     # Under another --run the source is read again and lands in that run.
     other = history.ingest_metrics(log, lake=lake, run_id="other")
     assert other.rows_landed == 2 and len(calls) == 3
+
+
+# --------------------------------------------------------------------------- from a review
+
+
+def test_hostile_values_are_rejected_or_kept_never_a_traceback(
+    tmp_path: Path, invoke: Invoke, lake: Path, warehouse: Path
+) -> None:
+    log = tmp_path / "odd.jsonl"
+    lines = [
+        {"step": 1e19, "loss": 1.0},  # beyond a 64-bit step: rejected
+        {"step": "1e19", "loss": 1.0},  # the same as text
+        {"step": 2, "loss": 10**30, "neg": -(10**30), "huge": 10**400},  # ints as doubles
+        {"step": 3, "loss": 0.5, "timestamp": time.time_ns()},  # nanoseconds: a real moment
+        {"step": 4, "loss": 0.25, "timestamp": 1e308},  # no wall time at all
+    ]
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    report = ingest(invoke, log)
+    assert report["rows_rejected"] == 2
+    rows = {(r["step"], r["key"]): r for r in metric_rows(lake)}
+    assert rows[(2, "loss")]["value"] == 1e30 and rows[(2, "neg")]["value"] == -1e30
+    assert rows[(2, "huge")]["value"] == math.inf
+    assert abs(rows[(3, "loss")]["wall_time"] - time.time()) < 60
+    assert rows[(4, "loss")]["wall_time"] is None
+    state = tmp_path / "t" / "trainer_state.json"
+    state.parent.mkdir()
+    state.write_text(
+        '{"global_step": 1, "max_steps": 1, "log_history": [{"lo\\ud800ss": 1.0, "step": 1}]}'
+    )
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps({"id": "e1", "tags": 5, "config": {"k\ud800": 1},
+                                  "history": [{"_step": 0, "x": 1.0}]}))  # fmt: skip
+    ingest(invoke, state)
+    ingest(invoke, export)
+    invoke(["build"])
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        keys = con.execute("select metric from fct_metric_history where run_id = 't'").fetchall()
+        tags = con.execute("select tags from dim_runs where run_id = 'e1'").fetchone()[0]
+        walls = con.execute("select count(wall_time) from fct_metric_history").fetchone()[0]
+    finally:
+        con.close()
+    assert keys == [("lo\ufffdss",)] and tags == []
+    assert walls == 1  # only step 3 carried a usable time
+
+
+def test_a_restarted_trainer_keeps_the_newest_values_however_it_was_ingested(
+    tmp_path: Path, lake: Path, warehouse: Path
+) -> None:
+    from obs.ingest.history import ingest_metrics
+
+    first = [{"step": s, "loss": 1.0} for s in range(11)]
+    restart = [{"step": s, "loss": 2.0} for s in range(5, 16)]
+    once, twice = tmp_path / "once" / "log.jsonl", tmp_path / "twice" / "log.jsonl"
+    for path in (once, twice):
+        path.parent.mkdir()
+    once.write_text("".join(json.dumps(r) + "\n" for r in first + restart))
+    ingest_metrics(once, lake=lake, run_id="once")
+    twice.write_text("".join(json.dumps(r) + "\n" for r in first))
+    ingest_metrics(twice, lake=lake, run_id="twice")
+    with twice.open("a") as handle:
+        handle.writelines(json.dumps(r) + "\n" for r in restart)
+    grown = ingest_metrics(twice, lake=lake, run_id="twice")
+    assert grown.rows_landed == 11 and "6 values differ" in grown.files[0].note
+    run_cli(["--lake", lake, "--warehouse", warehouse, "build"])
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        series = con.execute(
+            "select run_id, list(value order by step) from fct_metric_history group by 1 order by 1"
+        ).fetchall()
+    finally:
+        con.close()
+    expected = [1.0] * 5 + [2.0] * 11
+    assert series == [("once", expected), ("twice", expected)]
+
+
+def test_trl_copies_of_the_final_state_leave_the_run_finished(
+    tmp_path: Path, invoke: Invoke, warehouse: Path
+) -> None:
+    out = tmp_path / "out"
+    trainer_state(out / "checkpoint-500" / "trainer_state.json", 5, max_steps=10)
+    trainer_state(out / "checkpoint-1000" / "trainer_state.json", 10, max_steps=10)
+    trainer_state(out / "trainer_state.json", 10, max_steps=10)  # the same as checkpoint-1000
+    ingest(invoke, tmp_path)
+    invoke(["build"])
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        assert con.execute("select state from dim_runs").fetchall() == [("finished",)]
+    finally:
+        con.close()
+
+
+def test_a_file_of_garbage_exits_1_and_names_no_run(
+    tmp_path: Path, invoke: Invoke, lake: Path
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"step": 0, "loss": 1}\n')  # found as a metric log by its first line
+    ingest(invoke, bad)
+    garbage = tmp_path / "g" / "run.jsonl"
+    garbage.parent.mkdir()
+    garbage.write_text("garbage\nmore garbage\n")
+    result = invoke(["ingest", "metrics", garbage, "--format", "jsonl"], exit_code=1)
+    assert "no record could be read (2 records rejected)" in result.stderr
+    runs = duckdb.sql(f"select distinct run_id from read_parquet('{lake}/runs/**/*.parquet')")
+    assert runs.fetchall() == [("bad",)]
+
+
+def test_config_keys_that_clash_once_flattened_stay_apart(
+    tmp_path: Path, invoke: Invoke, warehouse: Path
+) -> None:
+    export = tmp_path / "export.json"
+    config = {"optimizer.lr": 0.1, "optimizer": {"lr": 0.2}, 'q"x': 1, "qx": 2,
+              "a[0]": {"b": 3}, "target_modules": ["q_proj", "v_proj"]}  # fmt: skip
+    export.write_text(json.dumps({"id": "c1", "config": config, "history": [{"_step": 0, "x": 1}]}))
+    ingest(invoke, export)
+    invoke(["build"])
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        rows = dict(con.execute("select key, value from fct_run_config").fetchall())
+    finally:
+        con.close()
+    assert rows == {
+        '"optimizer.lr"': "0.1",
+        "optimizer.lr": "0.2",
+        '"q\\"x"': "1",
+        "qx": "2",
+        '"a[0]".b': "3",
+        "target_modules": '["q_proj","v_proj"]',
+    }

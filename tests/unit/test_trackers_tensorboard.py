@@ -213,7 +213,10 @@ def test_run_id_characters_are_replaced(tmp_path: Path) -> None:
 
     history = read_one(logs / "lr=0.1 bs#32", logs)
 
-    assert (history.run_id, history.name) == ("lr_0.1_bs_32", "lr=0.1 bs#32")
+    assert (history.run_id, history.name) == (
+        f"lr_0.1_bs_32-{_sha('lr=0.1 bs#32')}",
+        "lr=0.1 bs#32",
+    )
 
 
 def test_two_event_files_of_a_restarted_run_are_both_read(tmp_path: Path) -> None:
@@ -322,3 +325,10 @@ def test_the_module_imports_without_tensorboard() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "['tensorboard']"
+
+
+def _sha(name: str) -> str:
+    """The hash a changed run name keeps (first 8 hex of SHA-1), computed here independently."""
+    import hashlib
+
+    return hashlib.sha1(name.encode()).hexdigest()[:8]

@@ -670,7 +670,7 @@ def test_chart_csv_of_several_runs(tmp_path: Path) -> None:
     assert [(r.line, r.reason) for r in first.rejects] == [(4, "Step is not an integer")]
     assert (first.state, dict(first.skipped)) == (None, {})
 
-    assert (second.run_id, second.name) == ("run_b_2", "run b/2")
+    assert (second.run_id, second.name) == (f"run_b_2-{_sha('run b/2')}", "run b/2")
     assert _points(second) == {(10, "train/reward"): 0.5}
     assert dict(second.skipped) == {"text": 1}
     assert second.rejects == []
@@ -685,7 +685,7 @@ def test_plain_csv(tmp_path: Path) -> None:
     ]
     origin = _write_csv(tmp_path / "my run.csv", rows)
     history = _read_one("wandb-csv", origin)
-    assert (history.run_id, history.name) == ("my_run", "my run")
+    assert (history.run_id, history.name) == (f"my_run-{_sha('my run')}", "my run")
     assert _points(history) == {
         (0, "_runtime"): 1.5,
         (0, "loss"): 0.9,
@@ -741,3 +741,10 @@ def test_find_in_a_project_folder(
 def test_unknown_format(tmp_path: Path) -> None:
     with pytest.raises(IngestError, match=r"is not a W&B format"):
         wandb_files.read("tensorboard", tmp_path, tmp_path)
+
+
+def _sha(name: str) -> str:
+    """The hash a changed run name keeps (first 8 hex of SHA-1), computed here independently."""
+    import hashlib
+
+    return hashlib.sha1(name.encode()).hexdigest()[:8]

@@ -6,14 +6,16 @@ runs as (
 ),
 
 leaves as (
+    {{ json_leaves('runs', 'run_id', 'config') }}
+),
+
+final as (
     select
-        runs.run_id,
-        leaf.key,
-        case when leaf.type = 'varchar' then leaf.value ->> '$' else leaf.value::varchar end
-            as value,
-        leaf.type as value_type
-    from runs,
-        lateral {{ json_leaves('runs.config') }} as leaf
+        run_id,
+        key,
+        case when type = 'varchar' then value ->> '$' else value::varchar end as value,
+        type as value_type
+    from leaves
 )
 
-select * from leaves
+select * from final

@@ -1,4 +1,6 @@
-{# A view over the lake's tracker histories: names and types, nothing computed. #}
+{# A view over the lake's tracker histories: names and types, nothing computed.
+   A run holds one value per step and key; a value that changed (a restarted
+   trainer logged the step again) lands again, and the newest is the value. #}
 with
 
 source as (
@@ -23,10 +25,21 @@ renamed as (
         cast(value as double) as value,
 
         ---------- timestamps
-        case when wall_time is not null then to_timestamp(wall_time)::timestamp end as wall_time,
+        {# ingest keeps wall times within 1970..2200; the guard keeps any other lake sound #}
+        case
+            when wall_time between 0 and 7258118400 then to_timestamp(wall_time)::timestamp
+        end as wall_time,
         strptime(ingested_at, '%Y%m%dT%H%M%S%fZ') as ingested_at
 
     from source
+),
+
+newest as (
+    select *
+    from renamed
+    qualify row_number() over (
+        partition by run_id, step, metric order by ingested_at desc
+    ) = 1
 )
 
-select * from renamed
+select * from newest
