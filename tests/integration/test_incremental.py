@@ -17,6 +17,7 @@ import duckdb
 import pytest
 from obs.cli import build_state
 from obs.ingest.synthetic import DemoSpec, write_demo_run
+from obs.ingest.synthetic_runs import write_seed_export
 
 from tests.conftest import run_cli
 
@@ -43,10 +44,12 @@ def _canonical(con: duckdb.DuckDBPyConnection, catalog: str, table: str) -> str:
         "where table_catalog = ? and table_name = ? order by ordinal_position",
         [catalog, table],
     ).fetchall()
-    parts = [
-        f'round("{name}", 9) as "{name}"' if kind == "DOUBLE" else f'"{name}"'
-        for name, kind in columns
-    ]
+    # Nine significant digits: a sum's last bits depend on the order threads add in.
+    rounded = (
+        'case when not isfinite("{0}") or "{0}" = 0 then "{0}" else round("{0}", '
+        '8 - cast(floor(log10(abs("{0}"))) as integer)) end as "{0}"'
+    )
+    parts = [rounded.format(name) if kind == "DOUBLE" else f'"{name}"' for name, kind in columns]
     return f'select {", ".join(parts)} from "{catalog}".main."{table}"'
 
 
@@ -81,7 +84,8 @@ def _positions(warehouse: Path, sql: str) -> list[tuple]:
 def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
     run_a, held = tmp_path / "run_a", tmp_path / "held"
     write_demo_run(run_a, DemoSpec(prompts=12, iterations=5, samples_per_prompt=4, seed=3))
-    write_demo_run(held / "b", DemoSpec(prompts=9, iterations=3, samples_per_prompt=4, seed=4))
+    # Run b shares its prompts with run a (the same seed): fct_prompt_run_diff has rows.
+    write_demo_run(held / "b", DemoSpec(prompts=9, iterations=3, samples_per_prompt=4, seed=3))
     (run_a / "4.jsonl").rename(held / "4.jsonl")
     lines = (run_a / "3.jsonl").read_bytes().splitlines(keepends=True)
     (run_a / "3.jsonl").write_bytes(b"".join(lines[: len(lines) // 2]))
@@ -89,6 +93,10 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
     lake, warehouse = tmp_path / "lake", tmp_path / "inc" / "obs.duckdb"
     base = ["--lake", lake, "--warehouse", warehouse]
     run_cli([*base, "ingest", "rollouts", run_a, "--run", "a", "-q"])
+    # Tracker histories too: a seed-style run with a planted pattern, in two steps.
+    exports = tmp_path / "exports"
+    write_seed_export(exports / "w1.json", run_id="w1", steps=60, patterns=["kl_runaway"])
+    run_cli([*base, "ingest", "metrics", exports, "-q"])
     run_cli([*base, "build", *NO_LOOKBACK])
     # Sentinels: an incremental build that re-read an unchanged iteration
     # would overwrite them; one in the grown iteration must be overwritten.
@@ -114,13 +122,16 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
     (held / "4.jsonl").rename(run_a / "4.jsonl")
     run_cli([*base, "ingest", "rollouts", run_a, "--run", "a", "-q"])
     run_cli([*base, "ingest", "rollouts", held / "b", "--run", "b", "-q"])
+    write_seed_export(exports / "w1.json", run_id="w1", steps=90, patterns=["kl_runaway"])
+    write_seed_export(exports / "w2.json", run_id="w2", steps=40, seed=1)
+    run_cli([*base, "ingest", "metrics", exports, "-q"])
     plan = build_state.plan(
         warehouse,
         lake,
         ["--no-write-json", "--exclude-resource-type", "unit_test", *NO_LOOKBACK],
-        ["rollouts"],
+        ["rollouts", "metrics", "runs"],
     )
-    assert (plan.full, plan.tables) == (False, ("rollouts",))
+    assert (plan.full, plan.tables) == (False, ("metrics", "rollouts", "runs"))
     rebuilt = run_cli([*base, "build", *NO_LOOKBACK])
     assert "up to date" not in rebuilt.stderr
     con = duckdb.connect(str(warehouse))

@@ -1,0 +1,344 @@
+"""Run-analysis marts and findings on synthetic W&B exports with planted patterns.
+
+One lake holds a clean run, a noiseless one, one without cache metrics and one
+run per planted pattern (``obs.ingest.synthetic_runs``); it is landed through
+the W&B export reader and built once for the module. Each planted pattern
+must be found (warning or critical) within a few steps of where it was
+planted, the healthy runs must raise nothing above info, the power-law fit
+must recover the planted exponent, and the per-step marts must equal what the
+export's own numbers give by hand.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from obs.cli.dbt import project_dir, run_dbt
+from obs.ingest.history import ingest_metrics
+from obs.ingest.synthetic_runs import PATTERNS, write_seed_export
+
+pytestmark = pytest.mark.integration
+
+# Where each pattern is planted (its own run, its own step, its own seed).
+PLANTS: dict[str, int] = {
+    "training_instability": 120,
+    "performance_plateau": 110,
+    "infrastructure_bottleneck": 90,
+    "model_quality_degradation": 100,
+    "prefix_cache_inefficiency": 130,
+    "grad_spike_reward_collapse": 80,
+    "length_truncation": 105,
+    "entropy_collapse_plateau": 95,
+    "kl_runaway": 115,
+}
+# A planted pattern is found when a finding of it starts this close to the plant.
+TOLERANCE = 5
+# Findings a planted pattern brings with it, as it would in a real run: a
+# collapse starts with a gradient spike (instability); an entropy collapse and
+# a degradation leave the reward flat afterwards (plateau).
+COMPANIONS: dict[str, set[str]] = {
+    "grad_spike_reward_collapse": {"training_instability"},
+    "entropy_collapse_plateau": {"performance_plateau"},
+    "model_quality_degradation": {"performance_plateau"},
+}
+HEALTHY = ("clean", "exact", "exact-twin", "nocache")
+SEVERE = ("warning", "critical")
+
+
+class Built:
+    """The exports written, what was planted, and a read-only warehouse connection."""
+
+    def __init__(self, exports: Path, planted: dict[str, dict[str, tuple[int, int]]]) -> None:
+        self.exports = exports
+        self.planted = planted
+        self.con: duckdb.DuckDBPyConnection | None = None
+
+    def export(self, run_id: str) -> dict[str, Any]:
+        return json.loads((self.exports / f"{run_id}.json").read_text())
+
+    def rows(self, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
+        assert self.con is not None
+        cursor = self.con.execute(sql, params or [])
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
+    root = tmp_path_factory.mktemp("run_findings")
+    exports = root / "exports"
+    planted: dict[str, dict[str, tuple[int, int]]] = {}
+    planted["clean"] = write_seed_export(exports / "clean.json", run_id="clean", seed=101)
+    for run_id, seed in (("exact", 102), ("exact-twin", 103)):
+        planted[run_id] = write_seed_export(
+            exports / f"{run_id}.json",
+            run_id=run_id,
+            seed=seed,
+            noise=0.0,
+            exponent=0.35,
+            base_model_id="Qwen/Qwen2.5-14B-Instruct",
+            tags=("power-laws",),
+        )
+    planted["nocache"] = write_seed_export(
+        exports / "nocache.json", run_id="nocache", seed=104, cache=False, tags=("baseline",)
+    )
+    for index, (pattern, step) in enumerate(PLANTS.items()):
+        planted[pattern] = write_seed_export(
+            exports / f"{pattern}.json",
+            run_id=pattern,
+            seed=200 + index,
+            patterns={pattern: step},
+            tags=("baseline",),
+        )
+    lake, warehouse = root / "lake", root / "warehouse" / "obs.duckdb"
+    landed = ingest_metrics(exports, lake=lake, fmt="wandb-export")
+    assert sorted(landed.runs) == sorted(planted)
+    result = run_dbt(
+        "build",
+        warehouse,
+        lake,
+        [
+            "--select",
+            "+fct_run_findings +fct_run_throughput +fct_extraction_quality "
+            "+fct_league +fct_eval_results",
+        ],
+    )
+    assert result.success
+    state = Built(exports, planted)
+    state.con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        yield state
+    finally:
+        state.con.close()
+
+
+def _findings(built: Built, run_id: str) -> list[dict[str, Any]]:
+    return built.rows(
+        "select * from fct_run_findings where run_id = ? order by pattern, first_step", [run_id]
+    )
+
+
+# --------------------------------------------------------------------------- findings
+
+
+@pytest.mark.parametrize("pattern", sorted(PLANTS))
+def test_run_findings_find_each_planted_pattern_where_it_was_planted(
+    built: Built, pattern: str
+) -> None:
+    start, _ = built.planted[pattern][pattern]
+    assert start == PLANTS[pattern]
+    found = [
+        f for f in _findings(built, pattern) if f["pattern"] == pattern and f["severity"] in SEVERE
+    ]
+    near = [f for f in found if abs(f["first_step"] - start) <= TOLERANCE]
+    assert near, (pattern, start, [(f["first_step"], f["summary"]) for f in found])
+    expected = "critical" if pattern in ("grad_spike_reward_collapse", "kl_runaway") else "warning"
+    assert near[0]["severity"] == expected
+    # Nothing else above info but the pattern's known companions.
+    others = {
+        f["pattern"]
+        for f in _findings(built, pattern)
+        if f["severity"] in SEVERE and f["pattern"] != pattern
+    }
+    assert others <= COMPANIONS.get(pattern, set()), others
+
+
+@pytest.mark.parametrize("run_id", HEALTHY)
+def test_run_findings_raise_nothing_above_info_on_a_healthy_run(built: Built, run_id: str) -> None:
+    findings = _findings(built, run_id)
+    assert [
+        (f["pattern"], f["first_step"], f["summary"]) for f in findings if f["severity"] in SEVERE
+    ] == []
+    patterns = {f["pattern"] for f in findings}
+    assert "power_law_scaling" in patterns
+    # The run without cache metrics says so (info); the others have a good cache.
+    assert ("prefix_cache_inefficiency" in patterns) == (run_id == "nocache")
+
+
+def test_run_findings_evidence_hypotheses_and_summary(built: Built) -> None:
+    seed: dict[str, list[tuple[int, str]]] = {}
+    with (project_dir() / "seeds" / "finding_hypotheses.csv").open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            seed.setdefault(row["pattern"], []).append((int(row["position"]), row["hypothesis"]))
+    findings = built.rows("select * from fct_run_findings")
+    assert {f["pattern"] for f in findings} == set(PATTERNS)
+    for finding in findings:
+        assert finding["hypotheses"] == [text for _, text in sorted(seed[finding["pattern"]])]
+        evidence = json.loads(finding["evidence"])
+        assert isinstance(evidence, dict) and evidence["flagged_steps"] == finding["flagged_steps"]
+        assert all(isinstance(v, int | float) and math.isfinite(v) for v in evidence.values())
+        assert finding["summary"].endswith(".") and str(finding["first_step"]) in finding["summary"]
+    [collapse] = [
+        f
+        for f in findings
+        if f["run_id"] == "grad_spike_reward_collapse" and f["pattern"] == f["run_id"]
+    ]
+    evidence = json.loads(collapse["evidence"])
+    assert evidence["spike_step"] == PLANTS["grad_spike_reward_collapse"]
+    # The generator drops reward to 68% of its level three steps after the spike.
+    assert evidence["steps_to_collapse"] <= 4 and 0.2 <= evidence["drop_fraction"] <= 0.45
+    assert "grad_norm reached" in collapse["summary"] and "% below" in collapse["summary"]
+
+
+# --------------------------------------------------------------------------- power law
+
+
+def test_power_law_fit_recovers_the_planted_exponent(built: Built) -> None:
+    fits = {(r["scope"], r["fit_id"]): r for r in built.rows("select * from fct_power_law_fit")}
+    exact = fits[("run", "exact")]
+    assert abs(exact["exponent"] - 0.35) < 0.02 and exact["exponent"] == pytest.approx(
+        0.35, abs=1e-4
+    )
+    assert exact["r_squared"] == pytest.approx(1.0, abs=1e-6)
+    assert (exact["n_used"], exact["n_excluded"]) == (200, 0)
+    # The prefactor the generator used: reward 0.85 at the last step's compute.
+    last_compute = 200 * 8 * 8 * 2
+    assert exact["prefactor"] == pytest.approx(0.85 / last_compute**0.35, rel=1e-3)
+    # Default target: the largest reward seen, reached at about the last compute.
+    assert exact["target_reward"] == pytest.approx(0.85, rel=1e-4)
+    assert exact["compute_for_target"] == pytest.approx(last_compute, rel=1e-3)
+    noisy = fits[("run", "clean")]
+    assert abs(noisy["exponent"] - 0.5) < 0.02 and noisy["r_squared"] > 0.99
+    # Two noiseless 14B runs of the same law, both tagged power-laws, pool to it.
+    pooled = fits[("base_model", "Qwen/Qwen2.5-14B-Instruct")]
+    assert pooled["runs"] == 2 and pooled["run_id"] is None and pooled["n_used"] == 400
+    assert pooled["exponent"] == pytest.approx(0.35, abs=1e-4)
+    # Untagged runs stay out of the pooled fits.
+    assert fits[("base_model", "Qwen/Qwen2.5-7B-Instruct")]["runs"] == 1
+
+
+# --------------------------------------------------------------------------- per-step marts
+
+
+def test_throughput_extraction_and_reliability_equal_hand_computations(built: Built) -> None:
+    history = {row["_step"]: row for row in built.export("infrastructure_bottleneck")["history"]}
+    for step in (0, 37, 90, 199):
+        logged = history[step]
+        [row] = built.rows(
+            "select * from fct_run_throughput where run_id = ? and step = ?",
+            ["infrastructure_bottleneck", step],
+        )
+        trajectories = logged["benchmark/trajectories"]
+        rollout = logged["benchmark/rollout_time_s"]
+        training = logged["benchmark/training_time_s"]
+        assert row["trajectories_per_second"] == pytest.approx(trajectories / rollout)
+        assert row["training_rollout_ratio"] == pytest.approx(training / rollout)
+        assert row["is_training_bound"] == (training > rollout)
+        assert row["pipeline_overlap_s"] == pytest.approx(logged["benchmark/pipeline_overlap_s"])
+        [quality] = built.rows(
+            "select * from fct_extraction_quality where run_id = ? and step = ?",
+            ["infrastructure_bottleneck", step],
+        )
+        expected = logged["extraction/orders_expected"]
+        extracted = logged["extraction/orders_extracted"]
+        assert quality["extraction_gap"] == expected - extracted
+        assert quality["extraction_gap_share"] == pytest.approx((expected - extracted) / expected)
+        assert quality["extracted_share"] == pytest.approx(logged["extraction/rate"], abs=1e-6)
+        assert quality["is_below_target"] == (logged["extraction/rate"] < 0.95)
+    # The run-level rate is the sum of trajectories over the sum of rollout time.
+    [last] = built.rows(
+        "select cumulative_trajectories_per_second as rate from fct_run_throughput "
+        "where run_id = 'infrastructure_bottleneck' and step = 199"
+    )
+    total = sum(r["benchmark/trajectories"] for r in history.values())
+    seconds = sum(r["benchmark/rollout_time_s"] for r in history.values())
+    assert last["rate"] == pytest.approx(total / seconds)
+    # The planted failures, and the z-score of the planted slow game by hand.
+    start = PLANTS["infrastructure_bottleneck"]
+    failures = built.rows(
+        "select step from fct_rollout_reliability "
+        "where run_id = 'infrastructure_bottleneck' and is_failure order by step"
+    )
+    assert [r["step"] for r in failures] == [start, start + 4, start + 7, start + 11]
+    window = [history[s]["rollout/max_total_s"] for s in range(start - 20, start)]
+    mean = sum(window) / 20
+    std = math.sqrt(sum((v - mean) ** 2 for v in window) / 19)
+    [spike] = built.rows(
+        "select * from fct_rollout_reliability where run_id = 'infrastructure_bottleneck' "
+        "and step = ?",
+        [start],
+    )
+    assert spike["max_total_s_z"] == pytest.approx(
+        (history[start]["rollout/max_total_s"] - mean) / std
+    )
+    assert spike["is_total_spike"]
+
+
+def test_cache_stats_equal_hand_computations(built: Built) -> None:
+    history = built.export("clean")["history"]
+    rates = [row["cache/hit_rate"] for row in history]
+    [row] = built.rows("select * from fct_cache_stats where run_id = 'clean'")
+    assert row["cache_enabled"] and row["data_points"] == 200
+    assert row["avg_hit_rate"] == pytest.approx(sum(rates) / len(rates))
+    assert row["final_hit_rate"] == pytest.approx(rates[-1])
+    assert row["peak_hit_rate"] == pytest.approx(max(rates))
+    assert row["hit_rate_after_warmup"] == pytest.approx(sum(rates[5:]) / len(rates[5:]))
+    last = history[-1]
+    assert row["overall_hit_rate"] == pytest.approx(
+        last["cache/total_hits"] / last["cache/total_queries"]
+    )
+    assert row["total_prompt_tokens"] == last["cache/prompt_tokens"]
+    assert row["estimated_tokens_saved"] == pytest.approx(
+        sum(rates) / len(rates) * last["cache/prompt_tokens"]
+    )
+    assert row["status"] == "good"
+    [low] = built.rows("select * from fct_cache_stats where run_id = 'prefix_cache_inefficiency'")
+    # Broken at step 130: the run-level status still averages the good part
+    # (the finding dates the break); the last rate and the slope show it.
+    assert low["final_hit_rate"] < 0.3 and low["hit_rate_slope"] < 0
+    [off] = built.rows("select * from fct_cache_stats where run_id = 'nocache'")
+    assert (off["cache_enabled"], off["status"], off["data_points"]) == (False, "disabled", 0)
+
+
+def test_league_and_eval_results_read_the_evaluator_keys(built: Built) -> None:
+    history = {row["_step"]: row for row in built.export("clean")["history"]}
+    league = built.rows("select * from fct_league where run_id = 'clean' order by step")
+    assert [r["step"] for r in league] == list(range(5, 200, 10))
+    for row in league:
+        assert row["evaluation_step"] == row["step"] - 5
+        assert row["elo"] == pytest.approx(history[row["step"]]["elo/challenger"])
+        assert row["league_checkpoints"] == history[row["step"]]["league/num_checkpoints"]
+    evals = built.rows(
+        "select * from fct_eval_results where run_id = 'clean' order by step, opponent"
+    )
+    assert {r["opponent"] for r in evals} == {"random", "rule_based"}
+    assert {r["step"] for r in evals if r["is_latest"]} == {190}
+    first = evals[0]
+    assert first["win_rate"] == pytest.approx(history[10]["eval/vs_random/win_rate"])
+    assert first["avg_centers"] == pytest.approx(history[10]["eval/vs_random/avg_centers"])
+
+
+# --------------------------------------------------------------------------- generator
+
+
+def test_synthetic_runs_are_seeded_and_check_their_arguments(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    assert write_seed_export(a, run_id="r", seed=5, patterns=["kl_runaway"]) == {
+        "kl_runaway": (100, 199)
+    }
+    write_seed_export(b, run_id="r", seed=5, patterns=["kl_runaway"])
+    assert a.read_bytes() == b.read_bytes()
+    export = json.loads(a.read_text())
+    assert set(export) == {
+        "id",
+        "name",
+        "state",
+        "created_at",
+        "tags",
+        "config",
+        "summary",
+        "history",
+        "artifacts",
+    }
+    assert export["config"]["batch_size"] == 64 and len(export["history"]) == 200
+    with pytest.raises(ValueError, match="unknown pattern"):
+        write_seed_export(a, run_id="r", patterns=["nope"])
+    with pytest.raises(ValueError, match="outside"):
+        write_seed_export(a, run_id="r", patterns={"kl_runaway": 500})
