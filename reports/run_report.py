@@ -64,20 +64,47 @@ def _no_data(figure: go.Figure, note: str) -> go.Figure:
     return figure
 
 
-def _mark_findings(figure: go.Figure, found: list[dict[str, Any]]) -> None:
-    for finding in found:
-        colour = SEVERITY_COLOURS.get(finding["severity"])
-        if colour is None or finding["first_step"] is None:
+# Which findings each chart marks: the patterns its series are evidence of.
+MARKS = {
+    "Training metrics": {
+        "training_instability",
+        "performance_plateau",
+        "grad_spike_reward_collapse",
+        "length_truncation",
+        "entropy_collapse_plateau",
+        "kl_runaway",
+        "model_quality_degradation",
+    },
+    "Performance": {"infrastructure_bottleneck"},
+    "Extraction": {"model_quality_degradation", "training_instability"},
+    "Rollout reliability": {"infrastructure_bottleneck"},
+    "Prefix cache": {"prefix_cache_inefficiency"},
+    "League": {"performance_plateau"},
+}
+# One panel per series, except where every series shares a scale (shares of 0..1).
+ONE_PANEL = {"Extraction", "Prefix cache"}
+LABEL_PLACES = ("top left", "bottom left", "top right", "bottom right")
+
+
+def _mark_findings(figure: go.Figure, found: list[dict[str, Any]], title: str) -> None:
+    """Shade each warning and critical finding this chart is evidence of, labelled once."""
+    wanted = MARKS.get(title, set())
+    marked = [f for f in found if f["pattern"] in wanted and f["severity"] in SEVERITY_COLOURS]
+    grid = {"row": "all", "col": "all"} if figure._grid_ref is not None else {}
+    for place, finding in enumerate(marked):
+        if finding["first_step"] is None:
             continue
         last = finding["last_step"] if finding["last_step"] is not None else finding["first_step"]
         figure.add_vrect(
             x0=finding["first_step"] - 0.5,
             x1=last + 0.5,
-            fillcolor=colour,
+            fillcolor=SEVERITY_COLOURS[finding["severity"]],
             line_width=0,
-            annotation_text=finding["pattern"],
-            annotation_position="top left",
+            layer="below",
+            annotation_text=finding["pattern"].replace("_", " "),
+            annotation_position=LABEL_PLACES[place % len(LABEL_PLACES)],
             annotation_font_size=10,
+            **grid,
         )
 
 
@@ -92,7 +119,7 @@ def _series(con: Any, run_id: str, mart: str, columns: list[str]) -> dict[str, l
         out: dict[str, list[Any]] = {}
         for row in found:
             out.setdefault(row["name"], []).append((row["step"], row["value"]))
-        return out
+        return {name: out[name] for name in columns if name in out}  # the section's order
     present = {
         r[0]
         for r in con.execute(
@@ -138,17 +165,54 @@ def _section_figure(
     series = _series(con, run_id, mart, columns)
     if not series:
         return _no_data(figure, section.note or "nothing logged")
-    for name, points in series.items():
+    if len(series) > 1 and section.title not in ONE_PANEL:
+        figure = _panels(title, series)
+    else:
+        for name, points in series.items():
+            figure.add_scatter(
+                x=[p[0] for p in points],
+                y=[p[1] for p in points],
+                mode="lines+markers" if len(points) < 60 else "lines",
+                name=name.replace("_", " "),
+            )
+        for value, label in LINES.get(section.title, []):
+            figure.add_hline(y=value, line_dash="dot", annotation_text=label)
+        figure.update_layout(yaxis_title=axis)
+    _mark_findings(figure, found, section.title)
+    return figure
+
+
+def _panels(title: str, series: dict[str, list[Any]]) -> go.Figure:
+    """One small panel per series (two columns): each on its own scale."""
+    from plotly.subplots import make_subplots
+
+    names = list(series)
+    rows = (len(names) + 1) // 2
+    figure = make_subplots(
+        rows=rows,
+        cols=2,
+        subplot_titles=[n.replace("_", " ") for n in names],
+        vertical_spacing=0.5 / rows if rows > 1 else 0.1,
+        horizontal_spacing=0.08,
+    )
+    for index, name in enumerate(names):
+        points = series[name]
         figure.add_scatter(
             x=[p[0] for p in points],
             y=[p[1] for p in points],
             mode="lines+markers" if len(points) < 60 else "lines",
             name=name.replace("_", " "),
+            showlegend=False,
+            row=index // 2 + 1,
+            col=index % 2 + 1,
         )
-    for value, label in LINES.get(section.title, []):
-        figure.add_hline(y=value, line_dash="dot", annotation_text=label)
-    figure.update_layout(yaxis_title=axis)
-    _mark_findings(figure, found)
+    figure.update_layout(
+        title={"text": title},
+        template="plotly_white",
+        height=120 + 230 * rows,
+        margin={"l": 60, "r": 20, "t": 80, "b": 40},
+    )
+    figure.update_xaxes(title_text="step", row=rows)
     return figure
 
 

@@ -25,6 +25,8 @@ def number(value: Any, digits: int = 4) -> str:
             return "NaN"
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
+        if value.is_integer() and abs(value) < 1e15:
+            return f"{int(value):,}"
         if value != 0 and (abs(value) >= 1e6 or abs(value) < 1e-3):
             return f"{value:.{digits - 1}e}"
         return f"{value:.{digits}g}" if abs(value) < 1000 else f"{value:,.1f}"
@@ -165,6 +167,21 @@ def _metric_lines(metrics: list[dict[str, Any]], markdown: bool) -> list[str]:
 
 
 def finding_lines(findings: list[dict[str, Any]], markdown: bool = False) -> list[str]:
+    """Warnings and critical findings in full; informational ones a line each."""
+    serious = [f for f in findings if f["severity"] != "info"]
+    lines = full_finding_lines(serious, markdown)
+    minor = [f for f in findings if f["severity"] == "info"]
+    if minor:
+        head = f"Informational ({len(minor)}; their evidence: obs findings --run RUN):"
+        lines.append(f"**{head}**" if markdown else head)
+        for f in minor:
+            text = f.get("summary") or f["pattern"]
+            lines.append(f"- {text}" if markdown else f"  - {text}")
+        lines.append("")
+    return lines
+
+
+def full_finding_lines(findings: list[dict[str, Any]], markdown: bool) -> list[str]:
     lines: list[str] = []
     for f in findings:
         where = (

@@ -48,8 +48,9 @@ def demo(
 ) -> None:
     """Run the whole pipeline on a generated IFEval+GRPO run (learners, forgetters, plateaus).
 
-    Generates the dumps, ingests them, builds every model, prints the
-    summary and ends with the path of the run's dashboard.
+    Generates the dumps and the run's tracker history (with a gradient spike
+    planted), ingests both, builds every model, prints the summary and the
+    findings, and ends with the paths of the run's dashboard and run report.
 
     \b
     Example:
@@ -70,6 +71,23 @@ def demo(
                 f"run {run_id}: {landed.rows_landed} rows landed "
                 f"({landed.files_skipped} files already ingested)"
             )
+        # The run's tracker history too: an analyze-experiment export with a
+        # gradient spike planted, so `obs analyze` has something to find.
+        from obs.ingest.history import ingest_metrics
+        from obs.ingest.synthetic_runs import write_seed_export
+
+        export = out.parent / f"{out.name}-history" / f"analysis_{run_id}.json"
+        write_seed_export(
+            export,
+            run_id=run_id,
+            steps=max(120, iterations * 10),
+            patterns=("grad_spike_reward_collapse",),
+            seed=seed,
+            name=run_id,
+        )
+        history = ingest_metrics(export, lake=settings.lake, run_id=run_id)
+        if not quiet:
+            echo_err(f"run {run_id}: {history.rows_landed} tracker points landed from {export}")
     if not quiet:
         echo_err("building what landed, with its tests (dbt build) ...")
     # dbt's node-by-node log is noise here; errors still print (--debug shows all).
@@ -91,4 +109,18 @@ def demo(
             click.echo(format_summary(run), nl=False)
         click.echo(f"warehouse: {settings.warehouse}")
         page = render_dashboard(load_dashboard(settings.warehouse, [run_id]), dashboard)
+        from obs.reports.run_report import write_run_report
+        from obs.reports.runs import analyze
+
+        analysis = analyze(settings.warehouse, run_id)
+        found = next(s.data or [] for s in analysis.sections if s.title.startswith("Find"))
+        serious = [f for f in found if f["severity"] != "info"]
+        click.echo(
+            f"findings: {len(serious)} warning or critical, {len(found) - len(serious)} "
+            f"informational (obs analyze {run_id}; obs findings --run {run_id})"
+        )
+        report = write_run_report(
+            settings.warehouse, analysis, dashboard.with_name(f"run_{run_id}.html")
+        )
     click.echo(f"dashboard: {page}")
+    click.echo(f"run report: {report}")

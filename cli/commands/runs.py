@@ -199,7 +199,7 @@ def findings(settings: Settings, run: str | None, severity: str | None, output_f
       obs findings --run abc123xy --format json
     """
     from obs.reports.runs import load_findings
-    from obs.reports.runs_format import finding_lines, to_json
+    from obs.reports.runs_format import full_finding_lines, to_json
 
     with friendly_errors(settings.debug):
         found = load_findings(settings.warehouse, run, severity)
@@ -214,5 +214,5 @@ def findings(settings: Settings, run: str | None, severity: str | None, output_f
         if finding["run_id"] != current:
             current = finding["run_id"]
             click.echo(f"run {current}")
-        for line in finding_lines([finding]):
+        for line in full_finding_lines([finding], markdown=False):
             click.echo(f"  {line}".rstrip())

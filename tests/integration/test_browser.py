@@ -75,7 +75,8 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             "-q",
         ]
     )
-    assert result.stdout.splitlines()[-1] == f"dashboard: {page}"
+    lines = result.stdout.splitlines()
+    assert lines[-2:] == [f"dashboard: {page}", f"run report: {page.with_name('run_demo.html')}"]
     charts = root / "charts"
     run_cli(
         [
@@ -88,7 +89,11 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             "vi_si_correlation",
         ]
     )
-    return {"dashboard": page, "chart": charts / "vi_si_correlation.html"}
+    return {
+        "dashboard": page,
+        "chart": charts / "vi_si_correlation.html",
+        "run_report": page.with_name("run_demo.html"),
+    }
 
 
 def _open(browser: object, path: Path, viewport_width: int = 1400) -> Iterator[Opened]:
@@ -192,6 +197,23 @@ def test_one_chart_file_draws_offline(browser: object, demo: dict[str, Path]) ->
         assert "Use for: checking whether the verifiable" in opened.page.inner_text("body")
         assert opened.errors == []
         assert opened.refused == []
+
+
+def test_run_report_draws_every_section_offline(browser: object, demo: dict[str, Path]) -> None:
+    """The demo's run report: every section's chart drawn, the planted spike marked on it."""
+    for opened in _open(browser, demo["run_report"]):
+        plots = opened.page.evaluate(DRAWN)
+        # Sections 2-8 and 10 each have a chart, drawn at load.
+        assert len(plots) == 8 and all(p["drawn"] and p["width"] > 300 for p in plots), plots
+        text = opened.page.inner_text("body")
+        assert "[CRITICAL] grad_spike_reward_collapse" in text
+        # The finding is shaded on the training chart (a shape labelled with its pattern).
+        labels = opened.page.evaluate(
+            "() => Array.from(document.querySelectorAll('g.annotation-text-g text'))"
+            ".map(t => t.textContent)"
+        )
+        assert "grad spike reward collapse" in labels
+        assert opened.errors == [] and opened.refused == []
 
 
 def test_browser_is_debians_chromium() -> None:

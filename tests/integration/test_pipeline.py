@@ -23,6 +23,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from obs.cli.dbt import project_dir
 
 from tests.conftest import DATA, run_cli
 from tests.conftest import SMALL_A as A
@@ -48,7 +49,13 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     build = run_cli([*base, "build", "--unit-tests"])
     assert build.stdout.strip() == str(warehouse)
     finished = [line for line in build.stderr.splitlines() if "Finished running" in line]
-    assert finished and re.search(r"\b1\d unit tests\b", finished[0]), finished
+    # Every unit test the project declares ran (each declares its `model:` once).
+    declared = sum(
+        line.startswith("    model: ")
+        for path in (project_dir() / "models").rglob("*.yml")
+        for line in path.read_text().splitlines()
+    )
+    assert finished and re.search(rf"\b{declared} unit tests\b", finished[0]), finished
     return {"root": root, "lake": lake, "warehouse": warehouse, "dumps": dumps}
 
 
@@ -253,5 +260,5 @@ def test_ingest_cli_errors_are_one_line(tmp_path: Path) -> None:
     no_build = run_cli([*base, "build"], exit_code=1)
     assert no_build.stderr == (
         f"Error: {tmp_path / 'lake'}: nothing landed in this lake yet; "
-        "run `obs ingest rollouts PATH` first\n"
+        "run `obs ingest rollouts PATH` or `obs ingest metrics PATH` first\n"
     )

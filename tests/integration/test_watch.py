@@ -94,6 +94,11 @@ def test_watch_follows_a_growing_folder(tmp_path: Path) -> None:
         time.sleep(LOCK_WAIT_SECONDS + 3)
         holder.close()
         _wait_for(warehouse, {0: 32, 1: 32, 2: 32, 3: 32})
+        # Then a round with nothing to land and nothing to build.
+        deadline = time.monotonic() + 60
+        while "nothing new" not in (tmp_path / "watch.log").read_text():
+            assert time.monotonic() < deadline, "no round found nothing new"
+            time.sleep(0.3)
     finally:
         process.send_signal(signal.SIGTERM)
         stdout, _ = process.communicate(timeout=120)

@@ -138,13 +138,32 @@ fitted as (
     left join ols using (scope, fit_id)
 ),
 
+{#- Fits are reported to 12 significant digits (macro significant): the
+    last bits of a regression depend on the order parallel threads added its
+    sums in, and a fit should read the same at every build. -#}
+
 final as (
     select
-        *,
-        case
-            when exponent > 0 and target_reward > 0
-                then exp((ln(target_reward) - ln(prefactor)) / exponent)
-        end as compute_for_target
+        scope,
+        fit_id,
+        run_id,
+        base_model_id,
+        runs,
+        {{ significant('exponent') }} as exponent,
+        {{ significant('prefactor') }} as prefactor,
+        {{ significant('r_squared') }} as r_squared,
+        n_used,
+        n_excluded,
+        first_step,
+        last_step,
+        min_compute,
+        max_compute,
+        max_reward,
+        target_reward,
+        {{ significant(
+            'case when exponent > 0 and target_reward > 0 then '
+            ~ 'exp((ln(target_reward) - ln(prefactor)) / exponent) end'
+        ) }} as compute_for_target
     from fitted
 )
 
