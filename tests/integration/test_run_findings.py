@@ -86,6 +86,10 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
             base_model_id="Qwen/Qwen2.5-14B-Instruct",
             tags=("power-laws",),
         )
+    # A long healthy run: lone excursions that noise gives over 2,000 steps are not reported.
+    planted["long"] = write_seed_export(
+        exports / "long.json", run_id="long", seed=105, steps=2000, tags=("baseline",)
+    )
     planted["nocache"] = write_seed_export(
         exports / "nocache.json", run_id="nocache", seed=104, cache=False, tags=("baseline",)
     )
@@ -342,3 +346,19 @@ def test_synthetic_runs_are_seeded_and_check_their_arguments(tmp_path: Path) -> 
         write_seed_export(a, run_id="r", patterns=["nope"])
     with pytest.raises(ValueError, match="outside"):
         write_seed_export(a, run_id="r", patterns={"kl_runaway": 500})
+
+
+def test_a_long_healthy_run_reports_few_lone_excursions(built: Built) -> None:
+    """2,000 steps of noise give many z > 3 points; only those beyond sqrt(2 ln n) show."""
+    excursions = built.rows(
+        "select pattern, first_step, summary from fct_run_findings where run_id = 'long' "
+        "and pattern in ('training_instability', 'infrastructure_bottleneck')"
+    )
+    noisy = built.rows(
+        "select count(*) as n from (select step, abs(max_total_s_z) as z from "
+        "fct_rollout_reliability where run_id = 'long') where z > 3"
+    )[0]["n"]
+    assert noisy >= 3  # the noise is there ...
+    assert len(excursions) <= 3, excursions  # ... and is not a list of findings
+    assert all(f["severity"] == "info" for f in _findings(built, "long") if f["pattern"] in (
+        "training_instability", "infrastructure_bottleneck"))  # fmt: skip

@@ -123,6 +123,7 @@ windows as (
                 then power(corr(member.value, member.step), 2)
         end as window_r2,
         avg(member.value) as window_mean,
+        stddev_samp(member.value) as window_std,
         max(member.value) as window_max
     from numbered as point
     {#- An equality join on each offset, so the cost grows with the points
@@ -167,6 +168,7 @@ stats as (
         windows.window_slope,
         windows.window_r2,
         windows.window_mean,
+        windows.window_std,
         windows.window_max
     from trailing_stats
     left join windows using (run_id, metric, n)
@@ -350,39 +352,87 @@ collapse_signals as (
 
 -- ---------------------------------------------------------------- performance_plateau
 
-plateau_windows as (
+flat_windows as (
     {# A window of `plateau_window` points with a flat least-squares line and
        no new maximum, once at least one window of history precedes it. #}
     select
-        run_id,
-        metric,
-        step,
-        window_first_step,
-        window_slope,
-        window_mean,
-        prior_max,
-        prior_max_step
+        stats.run_id,
+        stats.metric,
+        stats.step,
+        stats.window_first_step,
+        stats.window_slope,
+        stats.window_mean,
+        stats.window_std,
+        stats.prior_max,
+        stats.prior_max_step
     from stats
-    where metric in ('reward_mean', 'elo')
-        and window_points = {{ window }}
-        and prior_points >= {{ window }}
-        and abs(window_slope) < case metric
+    where stats.metric in ('reward_mean', 'elo')
+        and stats.window_points = {{ window }}
+        and stats.prior_points >= {{ window }}
+        and abs(stats.window_slope) < case stats.metric
             when 'reward_mean' then {{ var('plateau_slope_eps') }}
             else {{ var('elo_plateau_slope_eps') }}
         end
         {#- No new high: the window's best beats the earlier best by less than
             the slowest acceptable improvement adds over one window. #}
-        and window_max <= prior_max + {{ window }} * case metric
+        and stats.window_max <= stats.prior_max + {{ window }} * case stats.metric
             when 'reward_mean' then {{ var('plateau_slope_eps') }}
             else {{ var('elo_plateau_slope_eps') }}
         end
+),
+
+horizons as (
+    {#- How far ahead a flat window looks for progress: a tenth of the series
+        (`plateau_horizon_fraction`), at least one window. -#}
+    select
+        run_id,
+        metric,
+        max(n) as last_n,
+        greatest(
+            {{ window }},
+            cast(round({{ var('plateau_horizon_fraction') }} * count(*)) as integer)
+        ) as horizon
+    from numbered
+    where metric in ('reward_mean', 'elo')
+    group by run_id, metric
+),
+
+plateau_windows as (
+    {#- Late in a long healthy run each window is flat within its noise (the
+        reward climbs by less than plateau_slope_eps a step) while the reward
+        still rises over a longer stretch. So a flat window is a plateau only
+        when the reward made no progress over the horizon after it either:
+        the window a horizon later (or the last one, when the series ends
+        sooner) is not above it by two standard errors of their difference.
+        A window less than one window from the series' end is not judged yet. -#}
+    select
+        flat_windows.*,
+        horizons.last_n - here.n >= horizons.horizon as full_horizon
+    from flat_windows
+    inner join horizons using (run_id, metric)
+    inner join stats as here
+        on flat_windows.run_id = here.run_id
+        and flat_windows.metric = here.metric
+        and flat_windows.step = here.step
+    inner join windows as later
+        on here.run_id = later.run_id
+        and here.metric = later.metric
+        and later.n = here.n + least(horizons.horizon, horizons.last_n - here.n)
+    where horizons.last_n - here.n >= {{ window }}
+        and later.window_mean - here.window_mean < 2 * sqrt(
+            (coalesce(power(later.window_std, 2), 0) + coalesce(power(here.window_std, 2), 0))
+            / {{ window }}
+        )
 ),
 
 plateau_signals as (
     select
         run_id,
         'performance_plateau' as pattern,
-        case metric when 'reward_mean' then 'reward_plateau' else 'elo_plateau' end as signal,
+        {#- A window judged on less than a full horizon (near the series' end)
+            is `..._recent`: it cannot make a plateau a warning by itself. -#}
+        case metric when 'reward_mean' then 'reward_plateau' else 'elo_plateau' end
+        || case when full_horizon then '' else '_recent' end as signal,
         {#- It began at the last new high (at the window's start at the latest). #}
         least(prior_max_step, window_first_step) as start_step,
         step,
@@ -939,6 +989,23 @@ described as (
     group by run_id, pattern, episode
 ),
 
+run_lengths as (
+    {#- A lone excursion is reported only when a run this long would not be
+        expected to show one by chance. The largest of n standard normal
+        draws is about sqrt(2 ln n); a run has six series scored this way
+        (loss, grad norm, reward swings, extraction, two timings), and z
+        against a 20-point trailing window has heavier tails than a normal's
+        (hence 15% more): 4.3 at 200 steps, 5.0 at 2,000, 5.5 at 20,000. -#}
+    select
+        run_id,
+        greatest(
+            {{ spike_z }},
+            1.15 * sqrt(2 * ln(6 * greatest(count(distinct step), 2)))
+        ) as excursion_z
+    from history
+    group by run_id
+),
+
 rolled_up as (
     select
         run_id,
@@ -952,18 +1019,36 @@ rolled_up as (
             reward. #}
         case
             when pattern = 'performance_plateau'
-                and count(distinct step) < {{ var('plateau_min_windows') }} then 1
+                and count(distinct step) filter (where signal not like '%\_recent' escape '\')
+                < {{ var('plateau_min_windows') }} then 1
             {#- Repeated loss or gradient spikes within one episode are a
                 warning even when none alone passes spike_z_warning. #}
+            {#- (and one of them beyond what noise gives a run this long) -#}
             when pattern = 'training_instability'
                 and count(distinct step) filter (
                     where signal in ('loss_spike', 'grad_norm_spike')
                 ) >= {{ var('instability_min_spikes') }}
+                and max(strength) > any_value(excursion_z)
                 then greatest(max(severity_rank), 2)
             else max(severity_rank)
-        end as severity_rank
+        end as severity_rank,
+        max(strength) as strength,
+        bool_and(signal like '%\_spike' escape '\' or signal in ('reward_swing', 'extraction_drop'))
+            as only_excursions
     from episodes
+    left join run_lengths using (run_id)
     group by run_id, pattern, episode
+),
+
+reported as (
+    select rolled_up.*
+    from rolled_up
+    left join run_lengths using (run_id)
+    where not (
+        rolled_up.severity_rank = 1
+        and rolled_up.only_excursions
+        and rolled_up.strength <= run_lengths.excursion_z
+    )
 ),
 
 pattern_hypotheses as (
@@ -992,28 +1077,28 @@ labels as (
 
 final as (
     select
-        rolled_up.run_id,
-        rolled_up.pattern,
-        case rolled_up.severity_rank
+        reported.run_id,
+        reported.pattern,
+        case reported.severity_rank
             when 3 then 'critical'
             when 2 then 'warning'
             else 'info'
         end as severity,
-        rolled_up.first_step,
-        rolled_up.last_step,
-        rolled_up.flagged_steps,
+        reported.first_step,
+        reported.last_step,
+        reported.flagged_steps,
         described.signals,
         json_merge_patch(
-            json_object('flagged_steps', rolled_up.flagged_steps),
+            json_object('flagged_steps', reported.flagged_steps),
             coalesce(evidence.evidence, json_object())
         ) as evidence,
         coalesce(pattern_hypotheses.hypotheses, []::varchar[]) as hypotheses,
         labels.label || case
-            when rolled_up.first_step = rolled_up.last_step
-                then ' at step ' || rolled_up.first_step
-            else ' at steps ' || rolled_up.first_step || '-' || rolled_up.last_step
+            when reported.first_step = reported.last_step
+                then ' at step ' || reported.first_step
+            else ' at steps ' || reported.first_step || '-' || reported.last_step
         end || ': ' || described.details || '.' as summary
-    from rolled_up
+    from reported
     inner join described using (run_id, pattern, episode)
     left join evidence using (run_id, pattern, episode)
     left join pattern_hypotheses using (pattern)
