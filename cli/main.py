@@ -67,8 +67,10 @@ def cli(ctx: click.Context, warehouse: Path, lake: Path, debug: bool) -> None:
     \b
     Example:
       obs ingest rollouts runs/grpo-ifeval/rollout_data --run grpo-ifeval
+      obs ingest metrics runs/grpo-ifeval/wandb --run grpo-ifeval
       obs build
       obs summary --run grpo-ifeval
+      obs analyze grpo-ifeval
       obs sql "select * from fct_iteration_summary"
       obs render-dashboard --run grpo-ifeval --out dashboard.html
     """

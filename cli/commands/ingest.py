@@ -28,6 +28,7 @@ def ingest() -> None:
     \b
     Example:
       obs ingest rollouts runs/grpo-ifeval/rollout_data --run grpo-ifeval
+      obs ingest metrics runs/grpo-ifeval/wandb --run grpo-ifeval
     """
 
 
