@@ -43,10 +43,34 @@ LOWER_IS_BETTER = {name for name, lower in TRAINING if lower} | {
 SEVERITIES = ("info", "warning", "critical")
 
 
+def lower_is_better(metric: str) -> bool:
+    """Loss-like metrics improve downwards: the named ones, and any key naming a loss
+    or an error (``eval_loss``, ``train/loss``, ``val/error_rate``)."""
+    name = metric.lower()
+    return metric in LOWER_IS_BETTER or "loss" in name or "error" in name or "perplexity" in name
+
+
 def rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> list[dict]:
     cursor = con.execute(sql, params or [])
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def _finite(con: duckdb.DuckDBPyConnection, table: str) -> str:
+    """``table`` with NaN and Infinity read as null: sums and means over finite values only
+    (the marts keep what was logged; a summary line must not turn NaN)."""
+    kinds = con.execute(
+        "select column_name, data_type from information_schema.columns where table_name = ? "
+        "order by ordinal_position",
+        [table],
+    ).fetchall()
+    columns = [
+        f'case when isfinite("{n}") then "{n}" end as "{n}"'
+        if k in ("DOUBLE", "FLOAT")
+        else f'"{n}"'
+        for n, k in kinds
+    ]
+    return f"(select {', '.join(columns)} from {table})"
 
 
 def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
@@ -65,11 +89,21 @@ def open_runs(warehouse: Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def resolve_run(con: duckdb.DuckDBPyConnection, warehouse: Path, run: str) -> str:
-    """The run id of ``run``: an id first, else a unique display name."""
+def resolve_run(
+    con: duckdb.DuckDBPyConnection, warehouse: Path, run: str, *, rollouts_ok: bool = False
+) -> str:
+    """The run id of ``run``: an id first, else a unique display name (``rollouts_ok``:
+    also a run that landed only rollouts)."""
     found = con.execute("select run_id from dim_runs where run_id = ?", [run]).fetchall()
     if found:
         return str(found[0][0])
+    if rollouts_ok and "fct_prompt_learning" in _tables(con):
+        # A run with rollouts only (no tracker history) can still be compared prompt by prompt.
+        landed = con.execute(
+            "select 1 from fct_prompt_learning where run_id = ? limit 1", [run]
+        ).fetchall()
+        if landed:
+            return run
     named = [
         r[0] for r in con.execute("select run_id from dim_runs where name = ?", [run]).fetchall()
     ]
@@ -283,11 +317,13 @@ def _throughput(con: duckdb.DuckDBPyConnection, run_id: str, present: set[str]) 
         con,
         "select count(*) as steps, sum(trajectories) as trajectories, "
         "sum(rollout_time_s) as rollout_time_s, sum(training_time_s) as training_time_s, "
-        "sum(trajectories) / nullif(sum(rollout_time_s), 0) as trajectories_per_second, "
+        "sum(trajectories) filter (where rollout_time_s is not null) "
+        "/ nullif(sum(rollout_time_s) filter (where trajectories is not null), 0) "
+        "as trajectories_per_second, "
         "avg(training_rollout_ratio) as mean_training_rollout_ratio, "
         "avg(is_training_bound::int) as training_bound_share, "
         "sum(pipeline_overlap_s) as pipeline_overlap_total_s "
-        "from fct_run_throughput where run_id = ?",
+        f"from {_finite(con, 'fct_run_throughput')} where run_id = ?",
         [run_id],
     )
     if not row or not row["steps"]:
@@ -306,7 +342,7 @@ def _extraction(con: duckdb.DuckDBPyConnection, run_id: str, present: set[str]) 
         "sum(extraction_gap) as total_gap, sum(extraction_gap) / nullif(sum(orders_expected), 0) "
         "as gap_share, sum(empty_responses) as empty_responses, "
         "sum(partial_responses) as partial_responses "
-        "from fct_extraction_quality where run_id = ?",
+        f"from {_finite(con, 'fct_extraction_quality')} where run_id = ?",
         [run_id],
     )
     if not row or not row["steps"]:
@@ -324,7 +360,7 @@ def _reliability(con: duckdb.DuckDBPyConnection, run_id: str, present: set[str])
         "max(max_total_s) as worst_total_s, max(max_volume_reload_s) as worst_reload_s, "
         "count(*) filter (where is_total_spike) as total_time_spikes, "
         "count(*) filter (where is_reload_spike) as reload_spikes "
-        "from fct_rollout_reliability where run_id = ?",
+        f"from {_finite(con, 'fct_rollout_reliability')} where run_id = ?",
         [run_id],
     )
     if not row or not row["steps"]:
@@ -378,7 +414,8 @@ def _league(con: duckdb.DuckDBPyConnection, run_id: str, present: set[str]) -> S
         "select count(*) as evaluations, arg_min(elo, step) as first_elo, "
         "arg_max(elo, step) as last_elo, max(best_elo) as best_elo, max(elo) as peak_elo, "
         "arg_max(win_rate, step) as last_win_rate, max(league_checkpoints) as checkpoints, "
-        "sum(games_played) as games_played from fct_league where run_id = ? and elo is not null",
+        "sum(games_played) as games_played "
+        f"from {_finite(con, 'fct_league')} where run_id = ? and elo is not null",
         [run_id],
     )
     if not row or not row["evaluations"]:
@@ -494,7 +531,7 @@ def compare(
 ) -> dict[str, Any]:
     con = open_runs(warehouse)
     try:
-        ids = [resolve_run(con, warehouse, r) for r in runs]
+        ids = [resolve_run(con, warehouse, r, rollouts_ok=True) for r in runs]
         if len(set(ids)) < 2:
             raise ReportError("compare needs at least two different runs")
         return compare_runs(con, ids, metrics, targets or {})
@@ -519,9 +556,9 @@ def _reach(
     row = _one(
         con,
         f"select min(step) as step, min(wall_time) filter (where step = (select min(step) from "
-        f"fct_metric_history where run_id = $run and metric = $key and value {op} $target)) "
-        "as wall_time from fct_metric_history where run_id = $run and metric = $key and "
-        f"value {op} $target",
+        f"fct_metric_history where run_id = $run and metric = $key and isfinite(value) and "
+        f"value {op} $target)) as wall_time from fct_metric_history where run_id = $run and "
+        f"metric = $key and isfinite(value) and value {op} $target",
         {"run": run_id, "key": key, "target": target},
     )
     started = _one(
@@ -546,12 +583,13 @@ def compare_runs(
     names = list(dict.fromkeys([*names, *targets]))
     out: dict[str, Any] = {"runs": [], "metrics": [], "config_differences": []}
     for run_id in ids:
-        info = rows(
+        found = rows(
             con,
             "select run_id, name, state, steps, last_step from dim_runs where run_id = ?",
             [run_id],
-        )[0]
-        out["runs"].append(info)
+        )
+        no_history = {"name": run_id, "state": None, "steps": 0, "last_step": None}
+        out["runs"].append(found[0] if found else {"run_id": run_id, **no_history})
     for metric in names:
         rows_found = {run_id: _metric_rows(con, run_id, metric) for run_id in ids}
         # Better is judged by what the metric is (train/loss is a loss), not how it was typed.
@@ -559,7 +597,7 @@ def compare_runs(
             (r["canonical_metric"] for r in rows_found.values() if r and r["canonical_metric"]),
             metric,
         )
-        lower = canonical in LOWER_IS_BETTER or metric in LOWER_IS_BETTER
+        lower = lower_is_better(canonical) or lower_is_better(metric)
         entry: dict[str, Any] = {"metric": metric, "lower_is_better": lower, "values": []}
         for run_id in ids:
             row = rows_found[run_id]
@@ -581,9 +619,11 @@ def compare_runs(
     if "fct_run_throughput" in present:
         out["throughput"] = rows(
             con,
-            "select run_id, sum(trajectories) / nullif(sum(rollout_time_s), 0) as "
+            "select run_id, sum(trajectories) filter (where rollout_time_s is not null) "
+            "/ nullif(sum(rollout_time_s) filter (where trajectories is not null), 0) as "
             "trajectories_per_second, sum(training_time_s) as training_time_s from "
-            f"fct_run_throughput where run_id in ({', '.join('?' for _ in ids)}) group by run_id "
+            f"{_finite(con, 'fct_run_throughput')} where run_id in ({', '.join('?' for _ in ids)}) "
+            "group by run_id "
             "order by run_id",
             ids,
         )
@@ -606,9 +646,16 @@ def _config_diff(con: duckdb.DuckDBPyConnection, ids: list[str]) -> list[dict[st
     diffs = []
     for key, values in by_key.items():
         shown = [values.get(r) for r in ids]
-        if len(set(shown)) > 1:
+        if len({_as_number(v) for v in shown}) > 1:  # 7 and 7.0 are one value
             diffs.append({"key": key, "values": dict(zip(ids, shown, strict=True))})
     return diffs
+
+
+def _as_number(value: Any) -> Any:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return value
 
 
 def _prompt_diff(

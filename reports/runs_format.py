@@ -38,7 +38,18 @@ def number(value: Any, digits: int = 4) -> str:
 
 
 def to_json(value: Any) -> str:
-    return json.dumps(value, default=_default, allow_nan=True)
+    """Strict JSON: NaN and Infinity (which JSON has no words for) are null."""
+    return json.dumps(_strict(value), default=_default, allow_nan=False)
+
+
+def _strict(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_strict(v) for v in value]
+    return value
 
 
 def _default(value: Any) -> Any:
@@ -117,10 +128,12 @@ def _section_body(section: Section, markdown: bool) -> list[str]:
             )
             diffs = other["config_differences"]
             if diffs:
+                lines.append("")
                 lines += make(
                     ["config key", *diffs[0]["values"].keys()],
                     [[d["key"], *d["values"].values()] for d in diffs[:12]],
                 )
+                lines.append("")  # two tables: a blank line keeps Markdown from merging them
             lines += _metric_lines(other["metrics"], markdown)
             lines.append("")
         return lines
@@ -157,13 +170,20 @@ def _metric_lines(metrics: list[dict[str, Any]], markdown: bool) -> list[str]:
     body = []
     for entry in metrics:
         for value in entry["values"]:
-            reached = value.get("reached") or {}
             body.append(
                 [entry["metric"], value["run_id"], value.get("final"), value.get("best"),
-                 value.get("steps_to_90pct"), reached.get("step"), reached.get("seconds")]
+                 value.get("steps_to_90pct"), _reached(value, "step"), _reached(value, "seconds")]
             )  # fmt: skip
     headers = ["metric", "run", "final", "best", "steps to 90%", "target at step", "seconds"]
     return make(headers, body)
+
+
+def _reached(value: dict[str, Any], what: str) -> Any:
+    """When a run reached the target: ``never`` when it was logged but never got there."""
+    if "target" not in value:
+        return None
+    reached = value.get("reached") or {}
+    return "never" if reached.get("step") is None else reached.get(what)
 
 
 def finding_lines(findings: list[dict[str, Any]], markdown: bool = False) -> list[str]:

@@ -533,3 +533,72 @@ def test_config_keys_that_clash_once_flattened_stay_apart(
         '"a[0]".b': "3",
         "target_modules": '["q_proj","v_proj"]',
     }
+
+
+def test_reports_read_nan_as_missing_and_compare_reaches_rollout_only_runs(
+    tmp_path: Path, invoke: Invoke
+) -> None:
+    from obs.ingest.synthetic import DemoSpec, write_demo_run
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    nan = float("nan")
+    rows_a = [
+        {"step": s, "data": {"benchmark/trajectories": 10.0, "benchmark/rollout_time_s": 5.0,
+                             "eval_loss": 2.0 - s / 10, "elo/challenger": 1000.0 + s,
+                             "seed_cfg": 1.0}}
+        for s in range(6)
+    ]  # fmt: skip
+    rows_a[2]["data"]["benchmark/rollout_time_s"] = nan
+    rows_a[3]["data"]["elo/challenger"] = nan
+    rows_b = [{"step": s, "data": {"eval_loss": 1.5 - s / 20, "elo/challenger": 900.0}}
+              for s in range(6)]  # fmt: skip
+    for name, rows in (("a", rows_a), ("b", rows_b)):
+        (logs / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ingest(invoke, logs)
+    for name in ("ra", "rb"):  # two rollout-only runs sharing their prompts
+        write_demo_run(tmp_path / name, DemoSpec(prompts=6, iterations=3, samples_per_prompt=2,
+                                                 seed=3))  # fmt: skip
+        invoke(["ingest", "rollouts", tmp_path / name, "--run", name, "-q"])
+    invoke(["build"])
+
+    analysis = invoke(["analyze", "a", "--format", "json"]).stdout
+    assert "NaN" not in analysis and "Infinity" not in analysis
+    sections = {s["title"]: s for s in json.loads(analysis)["sections"]}
+    # (10 + 10 + 10 + 10 + 10) trajectories over the five finite rollout times of 5 s
+    assert sections["Performance"]["data"]["trajectories_per_second"] == 2.0
+    assert sections["League"]["data"]["last_elo"] == 1005.0
+
+    compared = json.loads(
+        invoke(["compare", "a", "b", "--metrics", "eval_loss", "elo",
+                "--target", "eval_loss=1.35", "--target", "elo=1004", "--format", "json"]).stdout
+    )  # fmt: skip
+    by_metric = {m["metric"]: m for m in compared["metrics"]}
+    loss = by_metric["eval_loss"]
+    assert loss["lower_is_better"] is True
+    assert {v["run_id"]: v["best"] for v in loss["values"]} == {"a": 1.5, "b": 1.25}
+    assert {v["run_id"]: v["reached"]["step"] for v in loss["values"]} == {"a": None, "b": 3}
+    # a's NaN Elo at step 3 does not count as reaching 1004 (step 4 does)
+    elo = {v["run_id"]: v["reached"]["step"] for v in by_metric["elo"]["values"]}
+    assert elo == {"a": 4, "b": None}
+    text = invoke(["compare", "a", "b", "--metrics", "elo", "--target", "elo=1004"]).stdout
+    assert "never" in text
+
+    prompts = json.loads(invoke(["compare", "ra", "rb", "--format", "json"]).stdout)
+    assert prompts["prompt_diff"][0]["shared_prompts"] == 6
+
+
+def test_markdown_keeps_two_tables_of_a_section_apart() -> None:
+    from obs.reports.runs import Analysis, Section
+    from obs.reports.runs_format import analysis_text
+
+    similar = {
+        "run_id": "b",
+        "same_config_values": 3,
+        "config_differences": [{"key": "lr", "values": {"a": "1e-05", "b": "5e-06"}}],
+        "metrics": [{"metric": "loss", "values": [{"run_id": "a", "final": 0.5}]}],
+    }
+    text = analysis_text(
+        Analysis("a", "a", [Section(11, "Compare with similar runs", [similar])]), markdown=True
+    )
+    assert "| lr | 1e-05 | 5e-06 |\n\n| metric |" in text
