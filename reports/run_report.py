@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 from obs.reports.render import _embed, _plotly_script, environment
 from obs.reports.runs import Analysis, Section, open_runs, rows
 from obs.reports.runs_format import number
+from obs.reports.warehouse import table_names
 
 SEVERITY_COLOURS = {"critical": "rgba(214, 40, 40, 0.16)", "warning": "rgba(245, 159, 0, 0.16)"}
 # Section charts: title -> (mart, columns to draw as lines, y-axis title).
@@ -247,16 +248,11 @@ def _power_law_figure(con: Any, run_id: str, section: Section, title: str) -> go
     return figure
 
 
-def _tables(con: Any) -> set[str]:
-    found = con.execute("select table_name from information_schema.tables").fetchall()
-    return {r[0] for r in found}
-
-
 def write_run_report(warehouse: Path, analysis: Analysis, out: Path) -> Path:
     """Write the run's HTML report (one chart per section, findings marked)."""
     con = open_runs(warehouse)
     try:
-        present = _tables(con)
+        present = table_names(con)
         findings = next((s.data or [] for s in analysis.sections if s.title.startswith("Find")), [])
         charts = []
         for section in analysis.sections:

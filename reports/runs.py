@@ -16,7 +16,7 @@ from typing import Any
 
 import duckdb
 from obs.reports.errors import ReportError
-from obs.reports.warehouse import connect, require_tables
+from obs.reports.warehouse import connect, require_tables, table_names
 
 # Training metrics shown in section 2, in this order, and whether lower is better.
 TRAINING = (
@@ -73,11 +73,6 @@ def _finite(con: duckdb.DuckDBPyConnection, table: str) -> str:
     return f"(select {', '.join(columns)} from {table})"
 
 
-def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
-    found = con.execute("select table_name from information_schema.tables").fetchall()
-    return {r[0] for r in found}
-
-
 def open_runs(warehouse: Path) -> duckdb.DuckDBPyConnection:
     """A read-only connection to a warehouse whose run marts are built."""
     con = connect(warehouse)
@@ -97,7 +92,7 @@ def resolve_run(
     found = con.execute("select run_id from dim_runs where run_id = ?", [run]).fetchall()
     if found:
         return str(found[0][0])
-    if rollouts_ok and "fct_prompt_learning" in _tables(con):
+    if rollouts_ok and "fct_prompt_learning" in table_names(con):
         # A run with rollouts only (no tracker history) can still be compared prompt by prompt.
         landed = con.execute(
             "select 1 from fct_prompt_learning where run_id = ? limit 1", [run]
@@ -210,18 +205,18 @@ def analyze(warehouse: Path, run: str) -> Analysis:
     con = open_runs(warehouse)
     try:
         run_id = resolve_run(con, warehouse, run)
-        present = _tables(con)
+        present = table_names(con)
         info = rows(con, "select * from dim_runs where run_id = ?", [run_id])[0]
         analysis = Analysis(run_id, info["name"])
         add = analysis.sections.append
         add(_run_info(info))
         add(_training(con, run_id))
-        add(_throughput(con, run_id, present))
-        add(_extraction(con, run_id, present))
-        add(_reliability(con, run_id, present))
+        add(_summary(con, run_id, present, SUMMARIES["throughput"]))
+        add(_summary(con, run_id, present, SUMMARIES["extraction"]))
+        add(_summary(con, run_id, present, SUMMARIES["reliability"]))
         add(_cache(con, run_id, present))
         add(_power_law(con, run_id, info, present))
-        add(_league(con, run_id, present))
+        add(_summary(con, run_id, present, SUMMARIES["league"]))
         add(_evaluation(con, run_id, present))
         add(_closest(con, run_id))
         add(_findings_section(con, run_id, present))
@@ -310,62 +305,83 @@ def _one(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> dict[st
     return found[0] if found else None
 
 
-def _throughput(con: duckdb.DuckDBPyConnection, run_id: str, present: set[str]) -> Section:
-    if "fct_run_throughput" not in present:
-        return Section(3, "Performance", None, "fct_run_throughput is not built")
-    row = _one(
-        con,
-        "select count(*) as steps, sum(trajectories) as trajectories, "
+@dataclass(frozen=True)
+class _Summary:
+    """A section that sums one per-step mart over the run (finite values only)."""
+
+    number: int
+    title: str
+    mart: str
+    select: str  # the aggregates; the first one counts the rows that say anything
+    empty: str  # why the section has no data
+    where: str = "true"
+
+
+SUMMARIES = {
+    "throughput": _Summary(
+        3,
+        "Performance",
+        "fct_run_throughput",
+        "count(*) as steps, sum(trajectories) as trajectories, "
         "sum(rollout_time_s) as rollout_time_s, sum(training_time_s) as training_time_s, "
         "sum(trajectories) filter (where rollout_time_s is not null) "
         "/ nullif(sum(rollout_time_s) filter (where trajectories is not null), 0) "
         "as trajectories_per_second, "
         "avg(training_rollout_ratio) as mean_training_rollout_ratio, "
         "avg(is_training_bound::int) as training_bound_share, "
-        "sum(pipeline_overlap_s) as pipeline_overlap_total_s "
-        f"from {_finite(con, 'fct_run_throughput')} where run_id = ?",
-        [run_id],
-    )
-    if not row or not row["steps"]:
-        return Section(3, "Performance", None, "no trajectories or rollout/training times logged")
-    return Section(3, "Performance", row)
-
-
-def _extraction(con: duckdb.DuckDBPyConnection, run_id: str, present: set[str]) -> Section:
-    if "fct_extraction_quality" not in present:
-        return Section(4, "Extraction", None, "fct_extraction_quality is not built")
-    row = _one(
-        con,
-        "select count(extraction_rate) as steps, avg(extraction_rate) as mean_rate, "
+        "sum(pipeline_overlap_s) as pipeline_overlap_total_s",
+        "no trajectories or rollout/training times logged",
+    ),
+    "extraction": _Summary(
+        4,
+        "Extraction",
+        "fct_extraction_quality",
+        "count(extraction_rate) as steps, avg(extraction_rate) as mean_rate, "
         "min(extraction_rate) as min_rate, arg_max(extraction_rate, step) as last_rate, "
         "count(*) filter (where is_below_target) as steps_below_target, "
         "sum(extraction_gap) as total_gap, sum(extraction_gap) / nullif(sum(orders_expected), 0) "
         "as gap_share, sum(empty_responses) as empty_responses, "
-        "sum(partial_responses) as partial_responses "
-        f"from {_finite(con, 'fct_extraction_quality')} where run_id = ?",
-        [run_id],
-    )
-    if not row or not row["steps"]:
-        return Section(4, "Extraction", None, "no extraction metrics logged")
-    return Section(4, "Extraction", row)
-
-
-def _reliability(con: duckdb.DuckDBPyConnection, run_id: str, present: set[str]) -> Section:
-    if "fct_rollout_reliability" not in present:
-        return Section(5, "Rollout reliability", None, "fct_rollout_reliability is not built")
-    row = _one(
-        con,
-        "select count(*) as steps, sum(failed_rollouts) as failed_rollouts, "
+        "sum(partial_responses) as partial_responses",
+        "no extraction metrics logged",
+    ),
+    "reliability": _Summary(
+        5,
+        "Rollout reliability",
+        "fct_rollout_reliability",
+        "count(*) as steps, sum(failed_rollouts) as failed_rollouts, "
         "count(*) filter (where is_failure) as steps_with_failures, "
         "max(max_total_s) as worst_total_s, max(max_volume_reload_s) as worst_reload_s, "
         "count(*) filter (where is_total_spike) as total_time_spikes, "
-        "count(*) filter (where is_reload_spike) as reload_spikes "
-        f"from {_finite(con, 'fct_rollout_reliability')} where run_id = ?",
+        "count(*) filter (where is_reload_spike) as reload_spikes",
+        "no rollout failures or times logged",
+    ),
+    "league": _Summary(
+        8,
+        "League",
+        "fct_league",
+        "count(*) as evaluations, arg_min(elo, step) as first_elo, "
+        "arg_max(elo, step) as last_elo, max(best_elo) as best_elo, max(elo) as peak_elo, "
+        "arg_max(win_rate, step) as last_win_rate, max(league_checkpoints) as checkpoints, "
+        "sum(games_played) as games_played",
+        "no Elo or league metrics logged (league not enabled)",
+        where="elo is not null",
+    ),
+}
+
+
+def _summary(
+    con: duckdb.DuckDBPyConnection, run_id: str, present: set[str], spec: _Summary
+) -> Section:
+    if spec.mart not in present:
+        return Section(spec.number, spec.title, None, f"{spec.mart} is not built")
+    row = _one(
+        con,
+        f"select {spec.select} from {_finite(con, spec.mart)} where run_id = ? and {spec.where}",
         [run_id],
     )
-    if not row or not row["steps"]:
-        return Section(5, "Rollout reliability", None, "no rollout failures or times logged")
-    return Section(5, "Rollout reliability", row)
+    if not row or not next(iter(row.values())):
+        return Section(spec.number, spec.title, None, spec.empty)
+    return Section(spec.number, spec.title, row)
 
 
 def _cache(con: duckdb.DuckDBPyConnection, run_id: str, present: set[str]) -> Section:
@@ -404,23 +420,6 @@ def _power_law(
             7, "Power law", None, "no fit: needs at least 3 steps with positive reward and compute"
         )
     return Section(7, "Power law", fits)
-
-
-def _league(con: duckdb.DuckDBPyConnection, run_id: str, present: set[str]) -> Section:
-    if "fct_league" not in present:
-        return Section(8, "League", None, "fct_league is not built")
-    row = _one(
-        con,
-        "select count(*) as evaluations, arg_min(elo, step) as first_elo, "
-        "arg_max(elo, step) as last_elo, max(best_elo) as best_elo, max(elo) as peak_elo, "
-        "arg_max(win_rate, step) as last_win_rate, max(league_checkpoints) as checkpoints, "
-        "sum(games_played) as games_played "
-        f"from {_finite(con, 'fct_league')} where run_id = ? and elo is not null",
-        [run_id],
-    )
-    if not row or not row["evaluations"]:
-        return Section(8, "League", None, "no Elo or league metrics logged (league not enabled)")
-    return Section(8, "League", row)
 
 
 def _evaluation(con: duckdb.DuckDBPyConnection, run_id: str, present: set[str]) -> Section:
@@ -615,7 +614,7 @@ def compare_runs(
             entry["values"].append(value)
         if any(len(v) > 1 for v in entry["values"]):
             out["metrics"].append(entry)
-    present = _tables(con)
+    present = table_names(con)
     if "fct_run_throughput" in present:
         out["throughput"] = rows(
             con,

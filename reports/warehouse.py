@@ -21,10 +21,14 @@ def connect(warehouse: Path) -> duckdb.DuckDBPyConnection:
         raise ReportError(f"{warehouse}: cannot open ({message})") from exc
 
 
+def table_names(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """Every table and view the warehouse holds."""
+    found = con.execute("select table_name from information_schema.tables").fetchall()
+    return {row[0] for row in found}
+
+
 def require_tables(con: duckdb.DuckDBPyConnection, warehouse: Path, *names: str) -> None:
-    present = {
-        row[0] for row in con.execute("select table_name from information_schema.tables").fetchall()
-    }
+    present = table_names(con)
     missing = [n for n in names if n not in present]
     if missing:
         raise ReportError(

@@ -194,17 +194,7 @@ def _report(result: IngestResult, settings: Settings, as_json: bool, quiet: bool
             "rows_rejected": result.rows_rejected,
             "strict_failed": result.strict_failed,
             "reject_reasons": dict(reasons),
-            "file_results": [
-                {
-                    "path": str(f.source),
-                    "run_id": f.run_id,
-                    "status": f.status,
-                    "rows_landed": f.rows_landed,
-                    "rows_rejected": f.rows_rejected,
-                    "note": f.note,
-                }
-                for f in result.files
-            ],
+            "file_results": _file_results(result.files),
         }
         click.echo(json.dumps(payload))
         return
@@ -336,6 +326,21 @@ def metrics(
         )
 
 
+def _file_results(files: list[FileResult]) -> list[dict[str, object]]:
+    """Each source's outcome, as the --json output of both ingest commands lists it."""
+    return [
+        {
+            "path": str(f.source),
+            "run_id": f.run_id,
+            "status": f.status,
+            "rows_landed": f.rows_landed,
+            "rows_rejected": f.rows_rejected,
+            "note": f.note,
+        }
+        for f in files
+    ]
+
+
 def _metrics_payload(result: HistoryResult, settings: Settings) -> dict[str, object]:
     return {
         "run_ids": result.runs,
@@ -345,15 +350,5 @@ def _metrics_payload(result: HistoryResult, settings: Settings) -> dict[str, obj
         "rows_rejected": result.rows_rejected,
         "strict_failed": result.strict_failed,
         "skipped": dict(result.skipped),
-        "file_results": [
-            {
-                "path": str(f.source),
-                "run_id": f.run_id,
-                "status": f.status,
-                "rows_landed": f.rows_landed,
-                "rows_rejected": f.rows_rejected,
-                "note": f.note,
-            }
-            for f in result.files
-        ],
+        "file_results": _file_results(result.files),
     }
