@@ -56,18 +56,21 @@ def _parse_cache(warehouse: Path, lake: Path) -> tuple[Path, Path | None]:
     it, and reparses what changed. Its profile check includes the warehouse
     path, which obs leaves out (``_path_free_profile``) as no model reads it,
     but not the database name (the warehouse file's stem), which every
-    compiled relation carries. So the copy is kept per database name and lake:
-    a new warehouse on a known lake parses nothing; on a new lake, only the
-    sources' yml is parsed again (seeded from the newest copy of its name).
+    compiled relation carries. So the copy is kept per project folder,
+    database name and lake: a new warehouse on a known lake parses nothing; on
+    a new lake, only the sources' yml is parsed again (seeded from the newest
+    copy of its project and name). A parse made by another checkout is never
+    used: dbt would look for that checkout's files.
     """
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "obs" / "parse"
     stem = warehouse.name.split(".")[0]
+    project_key = hashlib.sha1(str(project_dir().resolve()).encode()).hexdigest()[:8]
     lake_key = hashlib.sha1(str(lake.resolve()).encode()).hexdigest()[:12]
-    exact = base / f"{stem}-{lake_key}.msgpack"
+    exact = base / f"{stem}-{project_key}-{lake_key}.msgpack"
     if exact.exists():
         return exact, exact
     try:
-        named = max(base.glob(f"{stem}-*.msgpack"), key=lambda p: p.stat().st_mtime)
+        named = max(base.glob(f"{stem}-{project_key}-*.msgpack"), key=lambda p: p.stat().st_mtime)
     except (ValueError, OSError):
         named = None
     return exact, named

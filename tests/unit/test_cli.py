@@ -143,3 +143,25 @@ def test_a_kept_parse_is_dropped_when_the_project_changes(tmp_path: Path) -> Non
     assert dbt._manifest is not None
     dbt.parsed_under("b")
     assert dbt._manifest is None
+
+
+def test_the_parse_cache_of_one_checkout_is_never_used_by_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """dbt's saved parse names the files of the checkout that made it."""
+    from obs.cli import dbt as obs_dbt
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    warehouse, lake = tmp_path / "w" / "obs.duckdb", tmp_path / "lake"
+    mine, seed = obs_dbt._parse_cache(warehouse, lake)
+    assert seed is None
+    mine.parent.mkdir(parents=True)
+    mine.write_bytes(b"parse")
+    assert obs_dbt._parse_cache(warehouse, lake) == (mine, mine)
+    # The same checkout on another lake seeds from it ...
+    assert obs_dbt._parse_cache(warehouse, tmp_path / "lake2")[1] == mine
+    # ... another checkout (a CI clone beside this one) never does.
+    monkeypatch.setattr(obs_dbt, "project_dir", lambda: tmp_path / "other-checkout")
+    theirs, seed = obs_dbt._parse_cache(warehouse, lake)
+    assert theirs != mine
+    assert seed is None
