@@ -24,6 +24,8 @@ parse-warmup  ``obs build --select <nothing>`` on the fresh warehouse (no node
               (an obs that passes its own --target-path, say one per
               warehouse, overrides them): the bench never shares the
               checkout's target/ with builds running beside it.
+              XDG_CACHE_HOME points obs's parse cache at bench/out/cache: a
+              parse saved by another checkout or program is never reused.
 build         ``obs build`` into the fresh warehouse (every model and test).
 pandas        bench/pandas_baseline.py on the same 25 dumps (computes
               fct_prompt_iteration and fct_prompt_learning by hand); obs and
@@ -55,6 +57,22 @@ table-plain / table-gsm8k
               ``obs ingest`` of a ``--reward-rows`` (default 200,000) GSM8K
               table with its reward already filled, and unscored with
               ``--reward gsm8k``: reward throughput.
+history-*     run histories (bench/histories.py): ``--history-runs`` (default
+              20) W&B run exports of ``--history-steps`` (default 1,000) steps
+              (``write_seed_export``, noise 2.0; not timed, its seconds shown)
+              in a folder. history-ingest: ``obs ingest metrics FOLDER -q``
+              into a fresh lake (points/s); history-warmup and history-build:
+              as parse-warmup and build, on a fresh warehouse; history-next:
+              one more run appears in the folder, then ingest + build, timed
+              together (history-next-ingest, history-next-build): landing one
+              run into a warehouse that holds N; history-again: ``obs build``
+              with nothing new. Beside them, rollout-build-with-empty-metrics:
+              the build stage above (its lake holds no metrics) with the
+              seconds its run-history nodes took (dbt's lines in its log; the
+              nodes downstream of the lake's metrics and runs tables), and the
+              slowest nodes of each history build. ``--no-histories`` skips
+              them; ``--only-histories`` runs nothing else (figures in
+              ``bench/out/results-histories.json``).
 
 Behind flags (each takes minutes on 2 cores):
 
@@ -95,10 +113,13 @@ Goals (the goal table; 2 cores):
    peak in the last < 20 ms of a process, unseen by any poll, so the target
    is >= 0.98 and the peak reported everywhere is the larger of the two.
 -  checks: obs and pandas agree on mean_score (<= 1e-9); after the live stage
-   the warehouse holds all 26 iterations and every rollout; reward throughput.
+   the warehouse holds all 26 iterations and every rollout; reward throughput;
+   after history-next, fct_metric_history holds every point the exports hold
+   (NaN and Infinity among them) and dim_runs N + 1 runs.
 
 Results print as a stage table, a growth table (build seconds against rows
-and node count, the fixed cost) and the goal table (figure, target,
+and node count, the fixed cost), the run-histories section (seconds, tree MB,
+points/s; the slowest nodes) and the goal table (figure, target,
 met/missed); everything goes to ``bench/out/results.json``, each stage's
 output to ``bench/out/logs/<stage>.log``. A stage that exits non-zero (a dbt
 test failing, say) keeps its time but its goals read "FAILED".
@@ -106,6 +127,7 @@ test failing, say) keeps its time but its goals read "FAILED".
     python bench/run.py                       # default: a few minutes
     python bench/run.py --rollouts 20000 --reward-rows 20000 --no-nodes   # smoke
     python bench/run.py --large --growth      # everything (tens of minutes)
+    python bench/run.py --only-histories      # the run-history stages alone (~1.5 min)
 """
 
 from __future__ import annotations
@@ -120,7 +142,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import duckdb
-import nodes  # bench/nodes.py (the script's folder is on sys.path)
+import histories  # bench/histories.py (the script's folder is on sys.path)
+import nodes  # bench/nodes.py
 import proctree  # bench/proctree.py
 from obs.ingest.synthetic import DemoSpec, write_demo_run
 
@@ -187,10 +210,11 @@ class Bench:
 
     @property
     def env(self) -> dict[str, str]:
-        """dbt's target/ and logs under bench/out (unless obs passes its own), kept across runs."""
+        """dbt's target/ and logs, and obs's parse cache, under bench/out; kept across runs."""
         return os.environ | {
             "DBT_TARGET_PATH": str(self.out / "dbt" / "target"),
             "DBT_LOG_PATH": str(self.out / "dbt" / "logs"),
+            "XDG_CACHE_HOME": str(self.out / "cache"),
         }
 
     def measure(
@@ -624,6 +648,99 @@ def ratio(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None or b == 0 else a / b
 
 
+def run_histories(bench: Bench, out: Path, args: argparse.Namespace, build: Stage | None) -> dict:
+    """The history-* stages (bench/histories.py); ``build``: the rollout build, for comparison."""
+    found = histories.run_histories(bench, obs, out, args.history_runs, args.history_steps)
+    found["next"] = combined("history-next", [found["next_ingest"], found["next_build"]])
+    if build is not None:
+        found["empty_metrics"] = histories.empty_metrics(
+            found, build, bench.out / "logs" / f"{build.name}.log"
+        )
+    return found
+
+
+def history_goals(found: dict) -> list[Goal]:
+    """The run-history figures in the goal table: info rows, and the warehouse check."""
+    runs, steps = found["runs"], found["steps"]
+    holds, expected = found.get("holds"), found["expected"]
+    shown = f"{holds['points']:,}/{holds['runs']}" if holds else "-"
+    rows = [
+        goal(
+            "5",
+            f"run histories {runs} x {steps}: ingest (points/s)",
+            found["ingest"].rows_per_s,
+            "{:,.0f}",
+            "info",
+            lambda v: True,
+            [found["ingest"]],
+        ),
+        goal(
+            "5",
+            f"run histories {runs} x {steps}: build, cold (s)",
+            found["build"].seconds,
+            "{:.1f}",
+            "info",
+            lambda v: True,
+            [found["build"]],
+        ),
+        goal(
+            "5",
+            f"run histories: one more run lands + build, {runs} held (s)",
+            found["next"].seconds,
+            "{:.1f}",
+            "info",
+            lambda v: True,
+            [found["next"]],
+        ),
+        goal(
+            "5",
+            "run histories: obs build with nothing new (s)",
+            found["again"].seconds,
+            "{:.2f}",
+            "info",
+            lambda v: True,
+            [found["again"]],
+        ),
+    ]
+    empty = found.get("empty_metrics")
+    if empty:
+        rows.append(
+            goal(
+                "5",
+                "rollout build, lake without metrics: run-history node-seconds",
+                empty["history_node_seconds"],
+                "{:.2f}",
+                "info",
+                lambda v: True,
+                [],
+            )
+        )
+    met = histories.holds_as_expected(found)
+    rows.append(
+        Goal(
+            "-",
+            "after history-next: fct_metric_history points / dim_runs runs",
+            None,
+            shown,
+            f"{expected['points']:,}/{expected['runs']}",
+            met,
+            "" if holds else "check failed",
+        )
+    )
+    return rows
+
+
+def print_goals(goals: list[Goal], bench: Bench) -> None:
+    width = max(len(g.name) for g in goals)
+    print(f"\n{'#':<2} {'goal':<{width}} {'figure':>10} {'target':>9}  status")
+    for g in goals:
+        print(f"{g.number:<2} {g.name:<{width}} {g.shown:>10} {g.target:>9}  {g.status}")
+    if bench.failures:
+        print("\nfailures (outside bench/ unless the bench itself is wrong):")
+        for failure in bench.failures:
+            print(f"  {failure}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n")[0],
@@ -660,6 +777,20 @@ def main() -> None:
         "--no-nodes", action="store_true", help="skip the node-count stage (two dbt builds)"
     )
     parser.add_argument("--reward-rows", type=int, default=200_000, help="0 to skip")
+    parser.add_argument(
+        "--history-runs", type=int, default=20, help="run histories to land (default 20)"
+    )
+    parser.add_argument(
+        "--history-steps", type=int, default=1000, help="steps of each run history (default 1000)"
+    )
+    parser.add_argument(
+        "--no-histories", action="store_true", help="skip the run-history stages (history-*)"
+    )
+    parser.add_argument(
+        "--only-histories",
+        action="store_true",
+        help="run only the run-history stages (figures in results-histories.json)",
+    )
     parser.add_argument("--out", type=Path, default=HERE / "out")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
@@ -672,6 +803,25 @@ def main() -> None:
     bench = Bench(out)
     started = time.perf_counter()
     load_before = os.getloadavg()
+    if args.only_histories:
+        found = run_histories(bench, out, args, None)
+        histories.report(found)
+        goals = history_goals(found)
+        print_goals(goals, bench)
+        elapsed = time.perf_counter() - started
+        print(f"\nbench took {elapsed / 60:.1f} min; figures in {out / 'results-histories.json'}")
+        results = {
+            "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+            "cores": os.cpu_count(),
+            "stages": [s.record() for s in bench.stages],
+            "histories": histories.record(found),
+            "goals": [asdict(g) | {"status": g.status} for g in goals],
+            "failures": bench.failures,
+            "seconds": elapsed,
+            "load_average": {"start": load_before, "end": os.getloadavg()},
+        }
+        (out / "results-histories.json").write_text(json.dumps(results, indent=2, default=str))
+        return
 
     prompts = max(1, round(args.rollouts / (ITERATIONS * SAMPLES)))
     print(f"generating {prompts * ITERATIONS * SAMPLES} rollouts ...", file=sys.stderr, flush=True)
@@ -707,6 +857,7 @@ def main() -> None:
         shutil.rmtree(out / "run_large", ignore_errors=True)
 
     growth = row_growth(bench, out, prompts, args.growth_rows, args.seed) if args.growth else []
+    history = None if args.no_histories else run_histories(bench, out, args, cold["build"])
 
     # ---- stage table
     cores = os.cpu_count()
@@ -730,6 +881,8 @@ def main() -> None:
     extras = [cold["cold"], cold["live"], cold["live_next"]]
     if large:
         extras += [large["cold"], large["live"], large["live_next"]]
+    if history:
+        extras.append(history["next"])
     for extra in extras:
         shown.append(extra)
     for s in shown:
@@ -782,6 +935,9 @@ def main() -> None:
             f"  x3 {x3['stage'].seconds:>6.1f} s  {count(x3)} (marts+reports models x3, "
             "with their yml, data tests and unit tests)"
         )
+
+    if history:
+        histories.report(history)
 
     # ---- goals
     floor_s, ceiling_s = cold["floor"], cold["ceiling"]
@@ -1017,6 +1173,8 @@ def main() -> None:
                 "" if holds else "check failed",
             )
         )
+    if history:
+        goals += history_goals(history)
     if rewarded:
         goals.append(
             goal(
@@ -1030,14 +1188,7 @@ def main() -> None:
             )
         )
 
-    width = max(len(g.name) for g in goals)
-    print(f"\n{'#':<2} {'goal':<{width}} {'figure':>10} {'target':>9}  status")
-    for g in goals:
-        print(f"{g.number:<2} {g.name:<{width}} {g.shown:>10} {g.target:>9}  {g.status}")
-    if bench.failures:
-        print("\nfailures (outside bench/ unless the bench itself is wrong):")
-        for failure in bench.failures:
-            print(f"  {failure}")
+    print_goals(goals, bench)
     elapsed = time.perf_counter() - started
     print(f"\nbench took {elapsed / 60:.1f} min; figures in {out / 'results.json'}")
 
@@ -1081,6 +1232,7 @@ def main() -> None:
             for g in growth
         ],
         "reward": [s.record() for s in rewarded],
+        "histories": histories.record(history) if history else None,
         "goals": [asdict(g) | {"status": g.status} for g in goals],
         "failures": bench.failures,
         "seconds": elapsed,
