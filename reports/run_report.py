@@ -1,46 +1,139 @@
 """``obs analyze RUN --out FILE.html``: a self-contained HTML report of one run.
 
-One chart per section of the analysis, drawn from the marts, with every
-warning and critical finding marked on the step axis where it happened. The
-page uses the training dashboard's renderer (its templates, its lazy drawing,
-plotly.js inline), so it opens from disk with no network.
+One chart per section of the analysis that has data, drawn from the marts,
+with every warning and critical finding shaded on the step axis of the
+panels showing a metric it is evidence about. The sections without data
+follow in one card, each with the metric family it needs. Threshold lines
+come from ``rpt_run_settings``: the dbt vars of the build that made the
+warehouse. The page uses the training dashboard's renderer (its templates,
+its lazy drawing, plotly.js inline), so it opens from disk with no network.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
 from obs.reports.render import _embed, _plotly_script, environment
-from obs.reports.runs import Analysis, Section, open_runs, rows
+from obs.reports.runs import TRAINING, Analysis, Section, open_runs, rows
 from obs.reports.runs_format import number
 from obs.reports.warehouse import table_names
 
 SEVERITY_COLOURS = {"critical": "rgba(214, 40, 40, 0.16)", "warning": "rgba(245, 159, 0, 0.16)"}
-# Section charts: title -> (mart, columns to draw as lines, y-axis title).
-SERIES = {
-    "Training metrics": (
-        "canonical",
-        ["loss", "kl", "reward_mean", "reward_std", "grad_norm", "entropy", "clip_ratio"],
-        "value",
-    ),
-    "Performance": (
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A section's chart over steps: the mart it reads and the series it draws."""
+
+    mart: str  # "canonical": fct_metric_history by canonical metric
+    columns: tuple[str, ...]
+    axis: str  # the y-axis title when the series share one panel
+    one_panel: bool = False  # every series on one scale (shares of 0..1)
+    # Threshold lines: (rpt_run_settings column, label).
+    thresholds: tuple[tuple[str, str], ...] = ()
+
+
+CHARTS = {
+    "Training metrics": Chart("canonical", tuple(name for name, _ in TRAINING), "value"),
+    "Performance": Chart(
         "fct_run_throughput",
-        ["trajectories_per_second", "training_rollout_ratio", "pipeline_overlap_s"],
+        ("trajectories_per_second", "training_rollout_ratio", "pipeline_overlap_s"),
         "value",
     ),
-    "Extraction": ("fct_extraction_quality", ["extraction_rate", "extracted_share"], "share"),
-    "Rollout reliability": (
+    "Extraction": Chart(
+        "fct_extraction_quality",
+        ("extraction_rate", "extracted_share"),
+        "share",
+        one_panel=True,
+        thresholds=(("extraction_rate_min", "target"),),
+    ),
+    "Rollout reliability": Chart(
         "fct_rollout_reliability",
-        ["failed_rollouts", "max_total_s", "max_volume_reload_s"],
+        ("failed_rollouts", "max_total_s", "max_volume_reload_s"),
         "value",
     ),
-    "Prefix cache": ("canonical", ["cache_hit_rate"], "hit rate"),
-    "League": ("fct_league", ["elo", "best_elo", "win_rate"], "value"),
+    "Prefix cache": Chart(
+        "canonical",
+        ("cache_hit_rate",),
+        "hit rate",
+        one_panel=True,
+        thresholds=(("cache_hit_good", "good"), ("cache_hit_low", "low")),
+    ),
+    "League": Chart("fct_league", ("elo", "best_elo", "win_rate"), "value"),
 }
-LINES = {"Extraction": [(0.95, "target 95%")], "Prefix cache": [(0.5, "good"), (0.3, "low")]}
+# Sections drawn by a chart of their own (not over steps).
+OTHER_CHARTS = ("Power law", "Evaluation results")
+
+# What each signal of fct_run_findings (a finding's `signals` list) is
+# evidence about: the metrics, named as the charts name their series. A chart
+# shades a finding only on the panels showing one of them; a signal mapped to
+# nothing (the power-law fit, drawn on its own log-log axes) shades no panel.
+# A signal not listed is read by its name (`loss_non_finite` is about loss).
+SIGNAL_METRICS: dict[str, tuple[str, ...]] = {
+    # training_instability
+    "loss_spike": ("loss",),
+    "grad_norm_spike": ("grad_norm",),
+    "reward_swing": ("reward_mean",),
+    "extraction_drop": ("extraction_rate",),
+    "loss_non_finite": ("loss",),
+    "grad_norm_non_finite": ("grad_norm",),
+    "reward_mean_non_finite": ("reward_mean",),
+    "kl_non_finite": ("kl",),
+    "entropy_non_finite": ("entropy",),
+    # grad_spike_reward_collapse (with grad_norm_spike)
+    "reward_collapse": ("reward_mean",),
+    # performance_plateau
+    "reward_plateau": ("reward_mean",),
+    "elo_plateau": ("elo",),
+    # reward_saturation
+    "reward_mean_at_max": ("reward_mean",),
+    # infrastructure_bottleneck
+    "failed_rollouts": ("failed_rollouts",),
+    "max_total_s_spike": ("max_total_s",),
+    "max_volume_reload_s_spike": ("max_volume_reload_s",),
+    # model_quality_degradation
+    "extraction_below_min": ("extraction_rate",),
+    "empty_responses_rising": ("empty_responses",),
+    "reward_falling": ("reward_mean",),
+    # prefix_cache_inefficiency
+    "low_hit_rate": ("cache_hit_rate",),
+    "cache_disabled": ("cache_hit_rate",),
+    # length_truncation
+    "clip_ratio_rising": ("clip_ratio", "response_length"),
+    # entropy_collapse_plateau
+    "entropy_collapse": ("entropy", "reward_mean"),
+    # kl_runaway
+    "kl_above_max": ("kl",),
+    "kl_rising": ("kl",),
+    # power_law_scaling
+    "power_law_fit": (),
+}
+CHART_METRICS = {column for chart in CHARTS.values() for column in chart.columns}
+
+# Why a section has no chart: the metric family it needs, as the run would log it.
+NEEDS = {
+    "Training metrics": "no loss, KL or reward logged: needs loss, kl or reward_mean under a "
+    "key the metric_aliases seed knows (benchmark/loss, actor/pg_loss, loss, ...)",
+    "Performance": "no throughput metrics logged: needs benchmark/trajectories with "
+    "benchmark/rollout_time_s or benchmark/training_time_s",
+    "Extraction": "no extraction metrics logged: needs extraction/rate (extraction_rate), "
+    "extraction/orders_expected and extraction/orders_extracted",
+    "Rollout reliability": "no rollout metrics logged: needs rollout/failed_count "
+    "(failed_rollouts), rollout/max_total_s or rollout/max_volume_reload_s",
+    "Prefix cache": "no cache metrics logged: needs cache/hit_rate (cache_hit_rate); the run "
+    "may not have prefix caching on (prefix_cache_optimized=False)",
+    "Power law": "no compute axis logged, so no fit: needs power_law/cumulative_simulated_years "
+    "(the canonical cumulative_compute) beside the reward",
+    "League": "no league metrics logged: needs elo/challenger (elo), with elo/win_rate and "
+    "league/best_elo; league play may be off",
+    "Evaluation results": "no evaluation metrics logged: needs eval/vs_{opponent}/win_rate "
+    "(and survival_rate, avg_centers)",
+}
+LABEL_PLACES = ("top left", "bottom left", "top right", "bottom right")
 
 
 def _figure(title: str, subtitle: str = "") -> go.Figure:
@@ -56,66 +149,101 @@ def _figure(title: str, subtitle: str = "") -> go.Figure:
     return figure
 
 
-def _no_data(figure: go.Figure, note: str) -> go.Figure:
-    figure.add_annotation(
-        text=f"no data: {note}", showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5
+# --------------------------------------------------------------------------- findings
+
+
+def signal_metrics(signal: str) -> tuple[str, ...]:
+    """The metrics a finding's signal is evidence about (see SIGNAL_METRICS)."""
+    if signal in SIGNAL_METRICS:
+        return SIGNAL_METRICS[signal]
+    named = [m for m in CHART_METRICS if signal == m or signal.startswith(f"{m}_")]
+    return (max(named, key=len),) if named else ()
+
+
+def _finding_signals(finding: dict[str, Any]) -> list[str]:
+    """The finding's signals: its `signals` list, else read off its evidence,
+    which counts each signal's flagged steps as `<signal>_steps`."""
+    if finding.get("signals"):
+        return list(finding["signals"])
+    evidence = finding.get("evidence") or {}
+    if not isinstance(evidence, dict):
+        return []
+    return [
+        key.removesuffix("_steps")
+        for key in evidence
+        if key.endswith("_steps") and key != "flagged_steps"
+    ]
+
+
+def finding_metrics(finding: dict[str, Any]) -> set[str]:
+    return {m for signal in _finding_signals(finding) for m in signal_metrics(signal)}
+
+
+def _with_signals(con: Any, run_id: str, findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The findings, each with the `signals` list fct_run_findings holds for it."""
+    columns = {
+        r[0]
+        for r in con.execute(
+            "select column_name from information_schema.columns where table_name = ?",
+            ["fct_run_findings"],
+        ).fetchall()
+    }
+    if "signals" not in columns:
+        return findings
+    found = rows(
+        con,
+        "select pattern, first_step, last_step, signals from fct_run_findings where run_id = ?",
+        [run_id],
     )
-    figure.update_xaxes(visible=False)
-    figure.update_yaxes(visible=False)
-    return figure
+    signals = {(r["pattern"], r["first_step"], r["last_step"]): r["signals"] for r in found}
+    return [
+        {**f, "signals": list(signals.get((f["pattern"], f["first_step"], f["last_step"])) or [])}
+        for f in findings
+    ]
 
 
-# Which findings each chart marks: the patterns its series are evidence of.
-MARKS = {
-    "Training metrics": {
-        "training_instability",
-        "performance_plateau",
-        "grad_spike_reward_collapse",
-        "length_truncation",
-        "entropy_collapse_plateau",
-        "kl_runaway",
-        "model_quality_degradation",
-    },
-    "Performance": {"infrastructure_bottleneck"},
-    "Extraction": {"model_quality_degradation", "training_instability"},
-    "Rollout reliability": {"infrastructure_bottleneck"},
-    "Prefix cache": {"prefix_cache_inefficiency"},
-    "League": {"performance_plateau"},
-}
-# One panel per series, except where every series shares a scale (shares of 0..1).
-ONE_PANEL = {"Extraction", "Prefix cache"}
-LABEL_PLACES = ("top left", "bottom left", "top right", "bottom right")
-
-
-def _mark_findings(figure: go.Figure, found: list[dict[str, Any]], title: str) -> None:
-    """Shade each warning and critical finding this chart is evidence of, labelled once."""
-    wanted = MARKS.get(title, set())
-    marked = [f for f in found if f["pattern"] in wanted and f["severity"] in SEVERITY_COLOURS]
-    grid = {"row": "all", "col": "all"} if figure._grid_ref is not None else {}
-    for place, finding in enumerate(marked):
-        if finding["first_step"] is None:
+def _mark_findings(
+    figure: go.Figure, found: list[dict[str, Any]], places: dict[str, dict[str, int]]
+) -> None:
+    """Shade each warning and critical finding on the panels (``places``: metric ->
+    subplot) showing a metric it is evidence about, labelled once per panel."""
+    labelled: dict[tuple[int, int], int] = {}
+    for finding in found:
+        if finding["severity"] not in SEVERITY_COLOURS or finding["first_step"] is None:
             continue
+        metrics = finding_metrics(finding)
+        panels = {
+            (place.get("row", 0), place.get("col", 0)): place
+            for metric, place in places.items()
+            if metric in metrics
+        }
         last = finding["last_step"] if finding["last_step"] is not None else finding["first_step"]
-        figure.add_vrect(
-            x0=finding["first_step"] - 0.5,
-            x1=last + 0.5,
-            fillcolor=SEVERITY_COLOURS[finding["severity"]],
-            line_width=0,
-            layer="below",
-            annotation_text=finding["pattern"].replace("_", " "),
-            annotation_position=LABEL_PLACES[place % len(LABEL_PLACES)],
-            annotation_font_size=10,
-            **grid,
-        )
+        for key, place in panels.items():
+            count = labelled.get(key, 0)
+            labelled[key] = count + 1
+            figure.add_vrect(
+                x0=finding["first_step"] - 0.5,
+                x1=last + 0.5,
+                fillcolor=SEVERITY_COLOURS[finding["severity"]],
+                line_width=0,
+                layer="below",
+                annotation_text=finding["pattern"].replace("_", " "),
+                annotation_position=LABEL_PLACES[count % len(LABEL_PLACES)],
+                annotation_font_size=10,
+                **place,
+            )
 
 
-def _series(con: Any, run_id: str, mart: str, columns: list[str]) -> dict[str, list[Any]]:
+# --------------------------------------------------------------------------- charts
+
+
+def _series(con: Any, run_id: str, mart: str, columns: tuple[str, ...]) -> dict[str, list[Any]]:
     if mart == "canonical":
         found = rows(
             con,
             "select canonical_metric as name, step, value from fct_metric_history where run_id "
             "= ? and canonical_metric in (select unnest(?)) and isfinite(value) order by step",
-            [run_id, columns],
+            [run_id, list(columns)],
         )
         out: dict[str, list[Any]] = {}
         for row in found:
@@ -139,16 +267,37 @@ def _series(con: Any, run_id: str, mart: str, columns: list[str]) -> dict[str, l
     }
 
 
-def _section_figure(
-    con: Any, run_id: str, section: Section, found: list[dict[str, Any]], present: set[str]
-) -> go.Figure | None:
+@dataclass
+class Drawn:
+    """A section's chart, or why it has none (``figure`` None)."""
+
+    figure: go.Figure | None
+    why: str = ""
+    use_for: str = ""
+
+
+def _why(section: Section, mart: str | None, present: set[str]) -> str:
+    if mart is not None and mart != "canonical" and mart not in present:
+        return f"{mart} is not built: run `obs build`"
+    return NEEDS.get(section.title) or section.note or "nothing logged"
+
+
+def _section_chart(
+    con: Any,
+    run_id: str,
+    section: Section,
+    found: list[dict[str, Any]],
+    present: set[str],
+    settings: dict[str, Any],
+) -> Drawn | None:
+    """The section's chart; None for a section the report draws no chart for."""
     title = f"{section.number}. {section.title}" if section.number else section.title
     if section.title == "Power law":
-        return _power_law_figure(con, run_id, section, title)
+        return _power_law_chart(con, run_id, section, title, present)
     if section.title == "Evaluation results":
-        figure = _figure(title, "latest evaluation, by opponent")
         if not section.available:
-            return _no_data(figure, section.note)
+            return Drawn(None, _why(section, "fct_eval_results", present))
+        figure = _figure(title, "latest evaluation, by opponent")
         for key in ("win_rate", "survival_rate"):
             figure.add_bar(
                 x=[r["opponent"] for r in section.data],
@@ -156,71 +305,118 @@ def _section_figure(
                 name=key.replace("_", " "),
             )
         figure.update_layout(xaxis_title="opponent")
-        return figure
-    if section.title not in SERIES:
+        return Drawn(figure, use_for=_use_for(section.title, settings))
+    chart = CHARTS.get(section.title)
+    if chart is None:
         return None
-    mart, columns, axis = SERIES[section.title]
-    figure = _figure(title)
-    if mart != "canonical" and mart not in present:
-        return _no_data(figure, f"{mart} is not built")
-    series = _series(con, run_id, mart, columns)
+    if chart.mart != "canonical" and chart.mart not in present:
+        return Drawn(None, _why(section, chart.mart, present))
+    series = _series(con, run_id, chart.mart, chart.columns)
     if not series:
-        return _no_data(figure, section.note or "nothing logged")
-    if len(series) > 1 and section.title not in ONE_PANEL:
-        figure = _panels(title, series)
+        return Drawn(None, _why(section, chart.mart, present))
+    if len(series) > 1 and not chart.one_panel:
+        figure, places = _panels(title, series)
     else:
+        figure = _figure(title)
         for name, points in series.items():
             figure.add_scatter(
                 x=[p[0] for p in points],
                 y=[p[1] for p in points],
                 mode="lines+markers" if len(points) < 60 else "lines",
                 name=name.replace("_", " "),
+                # a derived series drawn over the logged one stays visible
+                line={"dash": "dot"} if name != chart.columns[0] else None,
             )
-        for value, label in LINES.get(section.title, []):
-            figure.add_hline(y=value, line_dash="dot", annotation_text=label)
-        figure.update_layout(yaxis_title=axis)
-    _mark_findings(figure, found, section.title)
-    return figure
+        for column, label in chart.thresholds:
+            value = settings.get(column)
+            if value is not None:
+                figure.add_hline(
+                    y=value,
+                    line_dash="dot",
+                    annotation_text=f"{label} {_share(value)}",
+                    name=column,
+                )
+        if section.title == "Prefix cache":
+            _mark_warmup(figure, series["cache_hit_rate"], settings)
+        figure.update_layout(yaxis_title=chart.axis)
+        places: dict[str, dict[str, int]] = {name: {} for name in series}  # one panel
+    _mark_findings(figure, found, places)
+    return Drawn(figure, use_for=_use_for(section.title, settings))
 
 
-def _panels(title: str, series: dict[str, list[Any]]) -> go.Figure:
-    """One small panel per series (two columns): each on its own scale."""
+def _share(value: float) -> str:
+    return f"{value * 100:g}%"
+
+
+def _mark_warmup(figure: go.Figure, points: list[Any], settings: dict[str, Any]) -> None:
+    """A line where the cache's warm-up ends (its hit rate is judged from there on)."""
+    warmup = settings.get("cache_warmup_steps")
+    if warmup is None or not points:
+        return
+    figure.add_vline(
+        x=points[0][0] + warmup - 0.5,
+        line_dash="dot",
+        line_color="#9aa5b1",
+        annotation_text="warm-up",
+        annotation_position="bottom right",
+        annotation_font_size=10,
+    )
+
+
+def _panels(title: str, series: dict[str, list[Any]]) -> tuple[go.Figure, dict[str, dict]]:
+    """One small panel per series (two columns), each on its own scale; and where
+    each series sits (metric -> row and column)."""
     from plotly.subplots import make_subplots
 
     names = list(series)
-    rows = (len(names) + 1) // 2
+    rows_ = (len(names) + 1) // 2
     figure = make_subplots(
-        rows=rows,
+        rows=rows_,
         cols=2,
         subplot_titles=[n.replace("_", " ") for n in names],
-        vertical_spacing=0.5 / rows if rows > 1 else 0.1,
+        vertical_spacing=0.5 / rows_ if rows_ > 1 else 0.1,
         horizontal_spacing=0.08,
     )
+    places = {}
     for index, name in enumerate(names):
         points = series[name]
+        places[name] = {"row": index // 2 + 1, "col": index % 2 + 1}
         figure.add_scatter(
             x=[p[0] for p in points],
             y=[p[1] for p in points],
             mode="lines+markers" if len(points) < 60 else "lines",
             name=name.replace("_", " "),
             showlegend=False,
-            row=index // 2 + 1,
-            col=index % 2 + 1,
+            **places[name],
         )
     figure.update_layout(
         title={"text": title},
         template="plotly_white",
-        height=120 + 230 * rows,
+        height=120 + 230 * rows_,
         margin={"l": 60, "r": 20, "t": 80, "b": 40},
     )
-    figure.update_xaxes(title_text="step", row=rows)
-    return figure
+    # Every panel shows its step axis (a panel alone in the last row has none below it).
+    figure.update_xaxes(showticklabels=True)
+    figure.update_xaxes(title_text="step", row=rows_)
+    return figure, places
 
 
-def _power_law_figure(con: Any, run_id: str, section: Section, title: str) -> go.Figure:
-    figure = _figure(title, "reward against cumulative compute, log-log")
+def _logs_compute(con: Any, run_id: str) -> bool:
+    found = con.execute(
+        "select count(*) from fct_metric_summary where run_id = ? "
+        "and canonical_metric = 'cumulative_compute'",
+        [run_id],
+    ).fetchone()
+    return bool(found and found[0])
+
+
+def _power_law_chart(
+    con: Any, run_id: str, section: Section, title: str, present: set[str]
+) -> Drawn:
     if not section.available:
-        return _no_data(figure, section.note)
+        if "fct_power_law_fit" in present and not _logs_compute(con, run_id):
+            return Drawn(None, NEEDS["Power law"])
+        return Drawn(None, section.note or _why(section, "fct_power_law_fit", present))
     points = rows(
         con,
         "select step, cumulative_compute as c, coalesce(reward_at_compute, reward_mean) as r "
@@ -229,7 +425,8 @@ def _power_law_figure(con: Any, run_id: str, section: Section, title: str) -> go
         [run_id],
     )
     if not points:
-        return _no_data(figure, "no positive reward and compute")
+        return Drawn(None, "no step logged both a positive reward and a positive compute")
+    figure = _figure(title, "reward against cumulative compute, log-log")
     figure.add_scatter(
         x=[p["c"] for p in points], y=[p["r"] for p in points], mode="markers", name="steps"
     )
@@ -245,29 +442,49 @@ def _power_law_figure(con: Any, run_id: str, section: Section, title: str) -> go
         )
     figure.update_xaxes(type="log", title="cumulative compute")
     figure.update_yaxes(type="log", title="reward")
-    return figure
+    return Drawn(figure, use_for=_use_for(section.title, {}))
+
+
+# --------------------------------------------------------------------------- page
+
+
+def _settings(con: Any, present: set[str]) -> dict[str, Any]:
+    """The build's thresholds (rpt_run_settings); empty when that model is not built."""
+    if "rpt_run_settings" not in present:
+        return {}
+    found = rows(con, "select * from rpt_run_settings")
+    return found[0] if found else {}
 
 
 def write_run_report(warehouse: Path, analysis: Analysis, out: Path) -> Path:
-    """Write the run's HTML report (one chart per section, findings marked)."""
+    """Write the run's HTML report: a chart per section with data (findings shaded),
+    then one card naming the sections without data and what each needs."""
     con = open_runs(warehouse)
     try:
         present = table_names(con)
+        settings = _settings(con, present)
         findings = next((s.data or [] for s in analysis.sections if s.title.startswith("Find")), [])
-        charts = []
+        if "fct_run_findings" in present:
+            findings = _with_signals(con, analysis.run_id, findings)
+        charts, missing = [], []
         for section in analysis.sections:
-            figure = _section_figure(con, analysis.run_id, section, findings, present)
-            if figure is None:
-                continue
-            div = f"run-{len(charts)}"
-            charts.append(
-                {
-                    "div_id": div,
-                    "name": section.title,
-                    "info": {"use_for": section.note or _use_for(section.title)},
-                    "figure": _embed(figure),
-                }
-            )
+            drawn = _section_chart(con, analysis.run_id, section, findings, present, settings)
+            if drawn is not None and drawn.figure is not None:
+                div = f"run-{len(charts)}"
+                charts.append(
+                    {
+                        "div_id": div,
+                        "name": section.title,
+                        "info": {"use_for": drawn.use_for},
+                        "figure": _embed(drawn.figure),
+                    }
+                )
+            elif drawn is not None:
+                missing.append({"number": section.number, "title": section.title, "why": drawn.why})
+            elif section.number and not section.available:
+                missing.append(
+                    {"number": section.number, "title": section.title, "why": section.note}
+                )
     finally:
         con.close()
     info = next(s.data for s in analysis.sections if s.title == "Run info")
@@ -288,7 +505,7 @@ def write_run_report(warehouse: Path, analysis: Analysis, out: Path) -> Path:
             charts=charts,
             generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             fmt=number,
-            missing=[s for s in analysis.sections if not s.available and s.number],
+            missing=missing,
         )
     )
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -298,13 +515,35 @@ def write_run_report(warehouse: Path, analysis: Analysis, out: Path) -> Path:
     return out
 
 
-def _use_for(title: str) -> str:
+def _use_for(title: str, settings: dict[str, Any]) -> str:
+    if title == "Extraction":
+        if "extraction_rate_min" not in settings:
+            return (
+                "the share of orders the parser extracted (no target line: rpt_run_settings "
+                "is not built; run `obs build`)"
+            )
+        return (
+            "the share of orders the parser extracted (the target line: "
+            f"extraction_rate_min {_share(settings['extraction_rate_min'])})"
+        )
+    if title == "Prefix cache":
+        if "cache_hit_good" not in settings:
+            return (
+                "cache hit rate (no threshold lines: rpt_run_settings is not built; run "
+                "`obs build`)"
+            )
+        return (
+            f"cache hit rate: good above {_share(settings['cache_hit_good'])} after the first "
+            f"{settings['cache_warmup_steps']} steps of warm-up, low below "
+            f"{_share(settings['cache_hit_low'])}"
+        )
     return {
-        "Training metrics": "loss and KL should fall or stay bounded, reward rise; shaded bands "
-        "are findings",
+        "Training metrics": "loss and KL should fall or stay bounded, reward rise; a shaded band "
+        "is a finding about the metric of its panel",
         "Performance": "trajectories per second, and whether training or rollouts bound a step",
-        "Extraction": "the share of orders the parser extracted (target above 95%)",
         "Rollout reliability": "failed rollouts and the slowest rollout and volume reload",
-        "Prefix cache": "cache hit rate (good above 50% after warm-up, low below 30%)",
+        "Power law": "whether reward grows as a power of compute (a straight line on log-log "
+        "axes), and the fitted exponent",
         "League": "Elo of the challenger and its win rate against the league",
+        "Evaluation results": "win and survival rates at the latest evaluation, by opponent",
     }.get(title, title)

@@ -216,5 +216,48 @@ def test_run_report_draws_every_section_offline(browser: object, demo: dict[str,
         assert opened.errors == [] and opened.refused == []
 
 
+@pytest.fixture(scope="module")
+def trl_report(demo: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run report of a TRL run (training metrics only), landed beside the demo."""
+    from tests.integration.test_run_histories import trainer_state
+
+    root = demo["dashboard"].parents[1]
+    state = tmp_path_factory.mktemp("trl") / "trl-out" / "trainer_state.json"
+    trainer_state(state, 40, max_steps=40)
+    base = ["--lake", root / "lake", "--warehouse", root / "obs.duckdb"]
+    run_cli([*base, "ingest", "metrics", state.parent, "--run", "trl-out", "-q"])
+    run_cli([*base, "build"])
+    out = root / "out" / "run_trl.html"
+    run_cli([*base, "analyze", "trl-out", "--out", out])
+    return out
+
+
+def test_run_report_of_a_trl_run_lists_the_sections_without_data(
+    browser: object, trl_report: Path
+) -> None:
+    """One chart (the training metrics), then one card naming each empty section."""
+    for opened in _open(browser, trl_report):
+        plots = opened.page.evaluate(DRAWN)
+        assert len(plots) == 1 and plots[0]["drawn"] and plots[0]["traces"] == 6, plots
+        cards = opened.page.evaluate(
+            "() => Array.from(document.querySelectorAll('main > section'))"
+            ".map(s => s.querySelector('h2') ? s.querySelector('h2').textContent : 'chart')"
+        )
+        assert cards == ["Findings and hypotheses", "chart", "Sections without data"]
+        items = opened.page.inner_text("section.missing").splitlines()[1:]
+        assert [i.split(":")[0] for i in items if i.strip()] == [
+            "3. Performance",
+            "4. Extraction",
+            "5. Rollout reliability",
+            "6. Prefix cache",
+            "7. Power law",
+            "8. League",
+            "10. Evaluation results",
+            "11. Compare with similar runs",
+        ]
+        assert "no data" not in opened.page.inner_text("body")
+        assert opened.errors == [] and opened.refused == []
+
+
 def test_browser_is_debians_chromium() -> None:
     assert shutil.which("chromium") == CHROMIUM
