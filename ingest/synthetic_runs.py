@@ -376,3 +376,127 @@ class _Run:
 def _num(value: float) -> float:
     """A JSON number, rounded to 6 significant digits (keeps files small and stable)."""
     return float(f"{float(value):.6g}")
+
+
+# ---------------------------------------------------------------------- GRPO logs
+
+GRPO_STYLES: tuple[str, ...] = ("verl", "trl")
+
+
+def write_grpo_log(
+    path: Path | str,
+    *,
+    steps: int = 400,
+    seed: int = 0,
+    style: str = "verl",
+    batch: int = 64,
+    start: float = 0.25,
+    ceiling: float = 0.7,
+    scale: tuple[float, float] = (0.0, 1.0),
+    pace: float = 1.5,
+    beta: float = 0.0,
+) -> None:
+    """Write the metric log of one healthy GRPO run, with the noise real runs have.
+
+    Unlike ``write_seed_export`` (a quiet run with planted incidents), this is
+    a healthy run as trainers log it, for checking that findings stay quiet:
+
+    * reward_mean is the mean of ``batch`` pass/fail rewards whose success
+      probability rises from ``start`` towards ``ceiling`` (time constant
+      ``steps / pace``), so its step-to-step noise is binomial (sd about
+      0.06 at batch 64), not a smooth curve; ``scale`` = (offset, factor) maps
+      the 0..1 pass rate to the logged reward (TRL runs with penalty rewards
+      log -0.475..-0.275: offset -0.5, factor 0.25). At the default pace the
+      reward still rises at the end; a larger ``pace`` converges early (a
+      plateau), and a ``ceiling`` of 1 saturates: late steps log exactly the
+      top reward.
+    * grad_norm is lognormal (sd 0.3 in log space) with heavier tails
+      (Student t, 6 degrees of freedom) around a slowly falling level.
+    * loss is GRPO's: about 0 on policy. With ``beta`` 0 a TRL run logs
+      exactly 0.0 at most steps and verl's pg_loss scatters around 0;
+      otherwise it is beta x KL plus small noise.
+    * kl grows slowly from 0 (lognormal noise, sigma 0.3); entropy falls from
+      0.6 to about 0.4; response length drifts up with 5% noise.
+
+    ``style`` "verl" writes verl's file-logger lines (``{"step": N, "data":
+    {...}}``) under verl's keys; "trl" writes a ``trainer_state.json`` whose
+    ``log_history`` uses TRL's keys. The same arguments give the same bytes.
+    """
+    if style not in GRPO_STYLES:
+        raise ValueError(f"unknown style {style!r}; use one of {', '.join(GRPO_STYLES)}")
+    if steps < 2:
+        raise ValueError(f"steps={steps}: a run needs at least 2 steps")
+    rng = np.random.default_rng(seed)
+    t = np.arange(1, steps + 1, dtype=float)
+    p = start + (ceiling - start) * (1 - np.exp(-pace * t / steps))
+    passed = rng.binomial(batch, np.clip(p, 0.0, 1.0))
+    rate = passed / batch
+    offset, factor = scale
+    reward = offset + factor * rate
+    reward_std = factor * np.sqrt(np.clip(rate * (1 - rate), 0.0, None))
+    zero_std = np.clip((p**8 + (1 - p) ** 8) + rng.normal(0, 0.03, steps), 0.0, 1.0)
+    kl = (0.0005 + 0.02 * (t / steps) ** 0.7) * np.exp(rng.normal(0, 0.3, steps))
+    level = 0.25 + 0.2 * np.exp(-t / (steps / 4))
+    grad = level * np.exp(0.3 * rng.standard_t(6, steps) / math.sqrt(1.5))
+    if beta > 0:
+        loss = beta * kl + rng.normal(0, 0.002, steps)
+    elif style == "verl":
+        loss = rng.normal(0, 0.01, steps)
+    else:
+        loss = np.where(rng.random(steps) < 0.7, 0.0, np.round(rng.normal(0, 0.002, steps), 4))
+    entropy = (0.4 + 0.2 * np.exp(-t / (steps / 3))) * np.exp(rng.normal(0, 0.05, steps))
+    length = (300 + 150 * t / steps) * np.exp(rng.normal(0, 0.05, steps))
+    clip = np.clip(0.01 + 0.01 * t / steps + rng.normal(0, 0.005, steps), 0.0, 1.0)
+    step_time = 40 * np.exp(rng.normal(0, 0.08, steps))
+    warmup = max(1, steps // 20)
+    lr = np.where(
+        t <= warmup, 1e-6 * t / warmup, 1e-6 * 0.5 * (1 + np.cos(math.pi * (t - warmup) / steps))
+    )
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if style == "verl":
+        lines = []
+        for i in range(steps):
+            data = {
+                "critic/score/mean": _num(reward[i]),
+                "critic/score/std": _num(reward_std[i]),
+                "actor/pg_loss": _num(loss[i]),
+                "actor/kl_loss": _num(kl[i]),
+                "actor/grad_norm": _num(grad[i]),
+                "actor/entropy": _num(entropy[i]),
+                "actor/lr": _num(lr[i]),
+                "response_length/mean": _num(length[i]),
+                "response_length/clip_ratio": _num(clip[i]),
+                "timing_s/step": _num(step_time[i]),
+            }
+            lines.append(json.dumps({"step": i + 1, "data": data}))
+        target.write_text("\n".join(lines) + "\n")
+        return
+    log_history = []
+    for i in range(steps):
+        log_history.append(
+            {
+                "step": i + 1,
+                "epoch": _num((i + 1) / steps),
+                "loss": _num(loss[i]),
+                "reward": _num(reward[i]),
+                "reward_std": _num(reward_std[i]),
+                "kl": _num(kl[i]),
+                "grad_norm": _num(grad[i]),
+                "entropy": _num(entropy[i]),
+                "learning_rate": _num(lr[i]),
+                "completions/mean_length": _num(length[i]),
+                "completions/clipped_ratio": _num(clip[i]),
+                "frac_reward_zero_std": _num(zero_std[i]),
+                "step_time": _num(step_time[i]),
+            }
+        )
+    state = {
+        "global_step": steps,
+        "max_steps": steps,
+        "epoch": 1.0,
+        "log_history": log_history,
+        "logging_steps": 1,
+        "train_batch_size": batch,
+    }
+    target.write_text(json.dumps(state, indent=2) + "\n")

@@ -22,7 +22,7 @@ import duckdb
 import pytest
 from obs.cli.dbt import project_dir, run_dbt
 from obs.ingest.history import ingest_metrics
-from obs.ingest.synthetic_runs import PATTERNS, write_seed_export
+from obs.ingest.synthetic_runs import PATTERNS, write_grpo_log, write_seed_export
 
 pytestmark = pytest.mark.integration
 
@@ -40,6 +40,9 @@ PLANTS: dict[str, int] = {
 }
 # A planted pattern is found when a finding of it starts this close to the plant.
 TOLERANCE = 5
+# A plateau on a bending reward has no sharp start: the hinge that places it
+# lands within a tenth of the run (its horizon) of the plant.
+PLATEAU_TOLERANCE = 20
 # Findings a planted pattern brings with it, as it would in a real run: a
 # collapse starts with a gradient spike (instability); an entropy collapse and
 # a degradation leave the reward flat afterwards (plateau).
@@ -49,6 +52,26 @@ COMPANIONS: dict[str, set[str]] = {
     "model_quality_degradation": {"performance_plateau"},
 }
 HEALTHY = ("clean", "exact", "exact-twin", "nocache")
+# Healthy runs with the noise real GRPO runs have (``write_grpo_log``: a batch
+# mean of pass/fail rewards, heavy-tailed gradient norms, a loss of about 0),
+# as verl and TRL log them: run id -> (style, steps, seed, extra arguments).
+GRPO_HEALTHY: dict[str, tuple[str, int, int, dict[str, Any]]] = {
+    "verl-400-a": ("verl", 400, 11, {}),
+    "verl-400-b": ("verl", 400, 12, {}),
+    "verl-400-c": ("verl", 400, 13, {}),
+    "verl-2000": ("verl", 2000, 14, {}),
+    "trl-400-a": ("trl", 400, 15, {"scale": (-0.5, 0.25)}),
+    "trl-400-b": ("trl", 400, 16, {"scale": (-0.5, 0.25), "beta": 0.04, "batch": 256}),
+    "trl-30": ("trl", 30, 17, {"scale": (-0.5, 0.25)}),
+}
+# ... a run that converged half way (a plateau, and nothing else), and one whose
+# reward reached its ceiling of 1 (saturation, not a plateau).
+GRPO_FLAT: dict[str, tuple[str, int, int, dict[str, Any]]] = {
+    # (seed 18 draws a 21x gradient-norm spike from the heavy tail, which is
+    # rightly a warning of its own)
+    "verl-converged": ("verl", 2000, 21, {"pace": 6.0}),
+    "trl-saturated": ("trl", 400, 19, {"start": 0.5, "ceiling": 1.0, "pace": 8.0}),
+}
 SEVERE = ("warning", "critical")
 
 
@@ -101,9 +124,23 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
             patterns={pattern: step},
             tags=("baseline",),
         )
+    # A seed-style run three times noisier than the default.
+    planted["noisy"] = write_seed_export(
+        exports / "noisy.json", run_id="noisy", seed=106, steps=400, noise=3.0, tags=("baseline",)
+    )
+    logs = root / "logs"
+    for run_id, (style, steps, seed, extra) in {**GRPO_HEALTHY, **GRPO_FLAT}.items():
+        target = (
+            logs / f"{run_id}.jsonl" if style == "verl" else logs / run_id / "trainer_state.json"
+        )
+        write_grpo_log(target, steps=steps, seed=seed, style=style, **extra)
+    _write_verl_lines(logs / "diverged.jsonl", _diverged())
+    _write_verl_lines(logs / "crashed.jsonl", _crashed())
     lake, warehouse = root / "lake", root / "warehouse" / "obs.duckdb"
     landed = ingest_metrics(exports, lake=lake, fmt="wandb-export")
     assert sorted(landed.runs) == sorted(planted)
+    landed = ingest_metrics(logs, lake=lake)
+    assert sorted(landed.runs) == sorted([*GRPO_HEALTHY, *GRPO_FLAT, "diverged", "crashed"])
     result = run_dbt(
         "build",
         warehouse,
@@ -121,6 +158,40 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
         yield state
     finally:
         state.con.close()
+
+
+def _write_verl_lines(path: Path, rows: list[dict[str, float]]) -> None:
+    """verl's file-logger lines; NaN and Infinity as Python's json writes them."""
+    path.write_text(
+        "".join(json.dumps({"step": i + 1, "data": row}) + "\n" for i, row in enumerate(rows))
+    )
+
+
+def _diverged() -> list[dict[str, float]]:
+    """A short run whose reward turns NaN at step 40 and KL infinite at step 45."""
+    rows = []
+    for i in range(60):
+        row = {
+            "critic/score/mean": 0.3 + 0.004 * i + 0.01 * math.sin(i),
+            "actor/kl_loss": 0.001 * (1 + i / 60),
+        }
+        if i + 1 == 40:
+            row["critic/score/mean"] = math.nan
+        if i + 1 == 45:
+            row["actor/kl_loss"] = math.inf
+        rows.append(row)
+    return rows
+
+
+def _crashed() -> list[dict[str, float]]:
+    """Reward only (no loss, no gradient norm): rising, then 40% lower from step 81 on."""
+    return [
+        {
+            "critic/score/mean": (0.3 + 0.003 * i) * (0.6 if i >= 80 else 1.0)
+            + 0.01 * math.sin(3 * i)
+        }
+        for i in range(140)
+    ]
 
 
 def _findings(built: Built, run_id: str) -> list[dict[str, Any]]:
@@ -141,7 +212,8 @@ def test_run_findings_find_each_planted_pattern_where_it_was_planted(
     found = [
         f for f in _findings(built, pattern) if f["pattern"] == pattern and f["severity"] in SEVERE
     ]
-    near = [f for f in found if abs(f["first_step"] - start) <= TOLERANCE]
+    tolerance = PLATEAU_TOLERANCE if pattern == "performance_plateau" else TOLERANCE
+    near = [f for f in found if abs(f["first_step"] - start) <= tolerance]
     assert near, (pattern, start, [(f["first_step"], f["summary"]) for f in found])
     expected = "critical" if pattern in ("grad_spike_reward_collapse", "kl_runaway") else "warning"
     assert near[0]["severity"] == expected
@@ -166,13 +238,57 @@ def test_run_findings_raise_nothing_above_info_on_a_healthy_run(built: Built, ru
     assert ("prefix_cache_inefficiency" in patterns) == (run_id == "nocache")
 
 
+@pytest.mark.parametrize("run_id", [*sorted(GRPO_HEALTHY), "noisy"])
+def test_run_findings_stay_quiet_on_healthy_runs_with_real_noise(built: Built, run_id: str) -> None:
+    """Binomial reward noise, heavy-tailed gradient norms, a loss of 0: nothing above info."""
+    severe = [
+        (f["pattern"], f["severity"], f["summary"])
+        for f in _findings(built, run_id)
+        if f["severity"] in SEVERE
+    ]
+    assert severe == []
+
+
+def test_a_converged_run_is_a_plateau_and_a_saturated_one_is_saturation(built: Built) -> None:
+    converged = [f for f in _findings(built, "verl-converged") if f["severity"] in SEVERE]
+    assert [f["pattern"] for f in converged] == ["performance_plateau"]
+    # The reward's pace falls under a fifth of its average (time constant
+    # 2000 / 6 steps) after 1.5 to 4 time constants; the plateau runs to the end.
+    assert 500 <= converged[0]["first_step"] <= 1400
+    assert converged[0]["last_step"] == 2000
+    saturated = [f for f in _findings(built, "trl-saturated") if f["severity"] in SEVERE]
+    assert "reward_saturation" in {f["pattern"] for f in saturated}
+    assert "performance_plateau" not in {f["pattern"] for f in saturated}
+    (finding,) = [f for f in saturated if f["pattern"] == "reward_saturation"]
+    assert json.loads(finding["evidence"])["reward_mean_share_at_max"] >= 0.5
+    assert "harder prompts" in finding["hypotheses"][0]
+
+
+def test_a_non_finite_reward_or_kl_is_critical(built: Built) -> None:
+    critical = [f for f in _findings(built, "diverged") if f["severity"] == "critical"]
+    signals = {s for f in critical for s in f["signals"]}
+    assert {"reward_mean_non_finite", "kl_non_finite"} <= signals
+    assert {f["first_step"] for f in critical} == {40, 45} or (
+        min(f["first_step"] for f in critical) == 40
+    )
+
+
+def test_a_reward_crash_without_loss_or_gradient_norm_is_found(built: Built) -> None:
+    severe = [f for f in _findings(built, "crashed") if f["severity"] in SEVERE]
+    falling = [f for f in severe if "reward_falling" in f["signals"]]
+    assert falling, severe
+    assert abs(falling[0]["first_step"] - 81) <= 10
+    assert "no loss logged" in falling[0]["summary"]
+
+
 def test_run_findings_evidence_hypotheses_and_summary(built: Built) -> None:
     seed: dict[str, list[tuple[int, str]]] = {}
     with (project_dir() / "seeds" / "finding_hypotheses.csv").open(newline="") as handle:
         for row in csv.DictReader(handle):
             seed.setdefault(row["pattern"], []).append((int(row["position"]), row["hypothesis"]))
     findings = built.rows("select * from fct_run_findings")
-    assert {f["pattern"] for f in findings} == set(PATTERNS)
+    # Every pattern the generator plants, and the saturation of a reward at its ceiling.
+    assert {f["pattern"] for f in findings} == {*PATTERNS, "reward_saturation"}
     for finding in findings:
         assert finding["hypotheses"] == [text for _, text in sorted(seed[finding["pattern"]])]
         evidence = json.loads(finding["evidence"])

@@ -4,24 +4,40 @@
    severity, its evidence as numbers, the hypotheses of the
    `finding_hypotheses` seed and one sentence saying what was seen.
 
-   The rules are tuned so that a healthy run (noisy but improving reward,
-   falling loss, small KL, stable gradient norm) raises no warning: a trailing
-   z-score above `spike_z` turns up about once in a few hundred steps of pure
-   noise, so a lone excursion is `info`; only one beyond `spike_z_warning`,
-   a failure, or a sustained change is a warning. A run without the metrics a
-   rule reads gets no finding from it. #}
+   Every rule measures a change against the series' own noise, so a healthy
+   run with the noise real GRPO runs have (a batch mean of pass/fail rewards
+   moves about 0.06 from step to step; gradient norms are lognormal with
+   heavy tails; GRPO's loss is mostly 0) raises no warning:
+   - a point's residual is its distance from the median of the
+     `spike_window` points before it (in log space for gradient norms and
+     timings, whose noise is multiplicative);
+   - the series' noise scale is robust: the larger of 1.4826 x the median
+     absolute deviation of its residuals and their 95th absolute percentile
+     / 1.96 (both equal the standard deviation of normal noise; the second
+     does not vanish when most values are one number, as a loss of 0);
+   - z = residual / scale. A lone excursion beyond what noise gives a run
+     this long is `info`; a warning needs a cluster of excursions that the
+     run's own excursion rate makes unlikely, a lone one far beyond chance,
+     a failure, or a sustained change measured against the noise.
+   A run without the metrics a rule reads gets no finding from it. #}
 {%- set spike_z = var('spike_z') -%}
 {%- set spike_z_warning = var('spike_z_warning') -%}
 {%- set spike_window = var('spike_window') -%}
 {%- set min_history = var('spike_min_history') -%}
 {%- set window = var('plateau_window') -%}
+{%- set excursion_signals -%}
+    'loss_spike', 'grad_norm_spike', 'reward_swing', 'extraction_drop',
+    'max_total_s_spike', 'max_volume_reload_s_spike'
+{%- endset -%}
+{%- set log_metrics = "('grad_norm', 'max_total_s', 'max_volume_reload_s')" -%}
 with
 
 history as (
     select * from {{ ref('fct_metric_history') }}
     where canonical_metric in (
         'loss', 'grad_norm', 'reward_mean', 'extraction_rate', 'empty_responses',
-        'entropy', 'kl', 'clip_ratio', 'response_length', 'elo', 'cache_hit_rate'
+        'entropy', 'kl', 'clip_ratio', 'response_length', 'elo', 'cache_hit_rate',
+        'max_total_s', 'max_volume_reload_s'
     )
 ),
 
@@ -42,6 +58,25 @@ hypotheses as (
     select * from {{ ref('finding_hypotheses') }}
 ),
 
+run_lengths as (
+    {#- A lone excursion is reported only when a run this long would not be
+        expected to show one by chance. The largest of n standard normal
+        draws is about sqrt(2 ln n); a run has six series scored this way
+        (loss, grad norm, reward swings, extraction, two timings), and z
+        against a 20-point trailing window has heavier tails than a normal's
+        (hence 15% more): 4.3 at 200 steps, 5.0 at 2,000, 5.5 at 20,000. -#}
+    select
+        run_id,
+        greatest(
+            {{ spike_z }},
+            1.15 * sqrt(2 * ln(6 * greatest(count(distinct step), 2)))
+        ) as excursion_z,
+        count(distinct step) as steps
+    from history
+    group by run_id
+),
+
+
 -- ---------------------------------------------------------------- series
 
 finite_points as (
@@ -55,16 +90,25 @@ finite_points as (
 ),
 
 series as (
-    {# Each metric's finite points, plus reward_mean's step-to-step change
-       (`reward_mean_change`): a trend cancels out of it, so a swing of the
-       reward stands out against the trailing changes. #}
-    select run_id, metric, step, value from finite_points
+    {# Each metric's finite points (`v`: the value, or its log for the
+       metrics with multiplicative noise, which must then be positive), plus
+       reward_mean's step-to-step change (`reward_mean_change`): a trend
+       cancels out of it, so a swing of the reward stands out. #}
+    select
+        run_id,
+        metric,
+        step,
+        value,
+        case when metric in {{ log_metrics }} then ln(value) else value end as v
+    from finite_points
+    where metric not in {{ log_metrics }} or value > 0
     union all
     select
         run_id,
         'reward_mean_change' as metric,
         step,
-        value - lag(value) over (partition by run_id order by step) as value
+        value - lag(value) over (partition by run_id order by step) as value,
+        value - lag(value) over (partition by run_id order by step) as v
     from finite_points
     where metric = 'reward_mean'
 ),
@@ -78,17 +122,16 @@ numbered as (
 ),
 
 trailing_stats as (
-    {# Per point: the `spike_window` points before it (for z-scores); every
-       point before its own plateau window (for "a new max?"); and the
-       `spike_window` points before that window (a baseline level). #}
+    {# Per point: the median of the `spike_window` points before it (the
+       level a residual is measured from); every point before its own
+       plateau window; and the `spike_window` points before that window (a
+       baseline level). #}
     select
         *,
-        avg(value) over prior as trailing_mean,
-        stddev_samp(value) over prior as trailing_std,
+        median(v) over prior as trailing_median,
         count(*) over prior as trailing_points,
         max(value) over before_window as prior_max,
         count(*) over before_window as prior_points,
-        arg_max(step, value) over before_window as prior_max_step,
         avg(value) over baseline as baseline_mean,
         stddev_samp(value) over baseline as baseline_std,
         count(*) over baseline as baseline_points
@@ -108,6 +151,44 @@ trailing_stats as (
         )
 ),
 
+scored as (
+    select
+        *,
+        case
+            when trailing_points >= {{ min_history }} then v - trailing_median
+        end as residual
+    from trailing_stats
+),
+
+residuals as (
+    {# The spread of the residuals just before each point (1.4826 x their
+       median absolute deviation). #}
+    select
+        *,
+        1.4826 * mad(residual) over (
+            partition by run_id, metric order by n
+            rows between {{ spike_window }} preceding and 1 preceding
+        ) as trailing_spread
+    from scored
+),
+
+noise as (
+    {# The series' noise scale (see the header); null when it has none. #}
+    select
+        run_id,
+        metric,
+        count(residual) as scored_points,
+        nullif(
+            greatest(
+                1.4826 * mad(residual),
+                quantile_cont(abs(residual), 0.95) / 1.96
+            ),
+            0
+        ) as noise_scale
+    from scored
+    group by run_id, metric
+),
+
 windows as (
     {# The last `plateau_window` points up to each point, for the metrics
        whose rules look at a trend. #}
@@ -124,7 +205,8 @@ windows as (
         end as window_r2,
         avg(member.value) as window_mean,
         stddev_samp(member.value) as window_std,
-        max(member.value) as window_max
+        max(member.value) as window_max,
+        min(member.value) as window_min
     from numbered as point
     {#- An equality join on each offset, so the cost grows with the points
         times the window, not with the points squared. #}
@@ -136,41 +218,49 @@ windows as (
         and point.metric = member.metric
         and member.n = point.n - offsets.back
     where point.metric in (
-        'reward_mean', 'elo', 'loss', 'empty_responses', 'kl', 'clip_ratio', 'response_length'
+        'reward_mean', 'loss', 'empty_responses', 'kl', 'clip_ratio', 'response_length',
+        'extraction_rate'
     )
     group by point.run_id, point.metric, point.n
 ),
 
 stats as (
     select
-        trailing_stats.run_id,
-        trailing_stats.metric,
-        trailing_stats.step,
-        trailing_stats.n,
-        trailing_stats.value,
-        trailing_stats.trailing_mean,
-        trailing_stats.trailing_std,
-        trailing_stats.trailing_points,
+        residuals.run_id,
+        residuals.metric,
+        residuals.step,
+        residuals.n,
+        residuals.value,
+        {#- The trailing median in the metric's own units. #}
         case
-            when trailing_stats.trailing_points >= {{ min_history }}
-                and trailing_stats.trailing_std > 0
-                then (trailing_stats.value - trailing_stats.trailing_mean)
-                    / trailing_stats.trailing_std
+            when residuals.metric in {{ log_metrics }} then exp(residuals.trailing_median)
+            else residuals.trailing_median
+        end as trailing_median,
+        residuals.trailing_points,
+        residuals.residual,
+        noise.noise_scale,
+        {#- Against the larger of the series' scale and the spread of the
+            points just before: noise that shrinks over a run (a reward
+            near its ceiling) does not make the noisier start look wild. -#}
+        case
+            when noise.noise_scale > 0 then residuals.residual
+                / greatest(noise.noise_scale, coalesce(residuals.trailing_spread, 0))
         end as z,
-        trailing_stats.prior_max,
-        trailing_stats.prior_max_step,
-        trailing_stats.prior_points,
-        trailing_stats.baseline_mean,
-        trailing_stats.baseline_std,
-        trailing_stats.baseline_points,
+        residuals.prior_max,
+        residuals.prior_points,
+        residuals.baseline_mean,
+        residuals.baseline_std,
+        residuals.baseline_points,
         windows.window_first_step,
         windows.window_points,
         windows.window_slope,
         windows.window_r2,
         windows.window_mean,
         windows.window_std,
-        windows.window_max
-    from trailing_stats
+        windows.window_max,
+        windows.window_min
+    from residuals
+    inner join noise using (run_id, metric)
     left join windows using (run_id, metric, n)
 ),
 
@@ -178,8 +268,7 @@ stats as (
 
 instability_spikes as (
     {# Loss or gradient-norm spikes, swings of the reward, sudden drops of
-       the extraction rate; a lone excursion is info, beyond spike_z_warning
-       a warning. #}
+       the extraction rate: excursions, judged together in `rolled_up`. #}
     select
         run_id,
         'training_instability' as pattern,
@@ -191,37 +280,46 @@ instability_spikes as (
         end as signal,
         step as start_step,
         step,
-        case
-            when abs(z) >= {{ spike_z_warning }} and trailing_points = {{ spike_window }} then 2
-            else 1
-        end as severity_rank,
+        1 as severity_rank,
         abs(z) as strength,
         case metric
             when 'reward_mean_change' then
                 'reward_mean moved by ' || cast(round(value, 3) as varchar) || ' at step ' || step
-                || ', z ' || cast(round(z, 1) as varchar) || ' against its trailing changes'
+                || ', z ' || cast(round(z, 1) as varchar) || ' against its step-to-step changes'
             when 'extraction_rate' then
                 'extraction_rate fell to ' || cast(round(value, 3) as varchar)
                 || ' at step ' || step
-                || ', z ' || cast(round(z, 1) as varchar) || ' against its trailing mean '
-                || cast(round(trailing_mean, 3) as varchar)
+                || ', z ' || cast(round(z, 1) as varchar) || ' below its trailing median '
+                || cast(round(trailing_median, 3) as varchar)
             else
                 metric || ' reached ' || cast(round(value, 3) as varchar) || ' at step ' || step
-                || ', z ' || cast(round(z, 1) as varchar) || ' against its trailing mean '
-                || cast(round(trailing_mean, 3) as varchar)
+                || ', z ' || cast(round(z, 1) as varchar) || ' above its trailing median '
+                || cast(round(trailing_median, 3) as varchar)
         end as phrase,
         [
             {'key': metric, 'value': value},
             {'key': metric || '_z', 'value': z},
-            {'key': metric || '_trailing_mean', 'value': trailing_mean}
+            {'key': metric || '_trailing_median', 'value': trailing_median}
         ] as measures
-    from stats
+    from (
+        select
+            *,
+            lag(z) over (partition by run_id, metric order by n) as previous_z
+        from stats
+    )
     where (metric in ('loss', 'grad_norm') and z > {{ spike_z }})
-        or (metric = 'reward_mean_change' and abs(z) > {{ spike_z }})
+        or (
+            metric = 'reward_mean_change' and abs(z) > {{ spike_z }}
+            {# One odd batch moves the reward away and back: the way back is
+               the same excursion. #}
+            and not coalesce(abs(previous_z) > {{ spike_z }} and sign(previous_z) != sign(z), false)
+        )
         or (metric = 'extraction_rate' and z < -{{ spike_z }})
 ),
 
 instability_non_finite as (
+    {# A NaN or infinite loss, gradient norm, reward, KL or entropy: the run
+       diverged (or its logging broke) there. #}
     select
         run_id,
         'training_instability' as pattern,
@@ -234,7 +332,8 @@ instability_non_finite as (
         [{'key': canonical_metric || '_non_finite_step', 'value': cast(step as double)}]
             as measures
     from history
-    where canonical_metric in ('loss', 'grad_norm') and not isfinite(value)
+    where canonical_metric in ('loss', 'grad_norm', 'reward_mean', 'kl', 'entropy')
+        and not isfinite(value)
 ),
 
 -- ---------------------------------------------------------------- grad_spike_reward_collapse
@@ -245,18 +344,35 @@ grad_spikes as (
         step as spike_step,
         value as grad_norm,
         z as grad_z,
-        trailing_mean as grad_trailing_mean
+        trailing_median as grad_trailing_median
     from stats
     where metric = 'grad_norm' and z > {{ spike_z }}
 ),
 
+reward_moving as (
+    {# The reward's mean over each run of `collapse_min_points` points: a
+       collapse is a drop that lasts, not one bad batch. #}
+    select
+        run_id,
+        step,
+        n,
+        avg(value) over run_of_points as run_mean,
+        count(*) over run_of_points as run_points
+    from stats
+    where metric = 'reward_mean'
+    window run_of_points as (
+        partition by run_id order by n
+        rows between current row and {{ var('collapse_min_points') - 1 }} following
+    )
+),
+
 reward_before_spike as (
-    {# The reward's level just before the spike: the trailing window of the
+    {# The reward's level just before the spike: the trailing median of the
        first reward point at or after it (which holds only earlier points). #}
     select
         grad_spikes.*,
-        reward.trailing_mean as reward_before,
-        reward.trailing_std as reward_std_before,
+        reward.trailing_median as reward_before,
+        reward.noise_scale as reward_noise,
         reward.trailing_points as reward_points_before
     from grad_spikes
     inner join stats as reward
@@ -271,20 +387,28 @@ reward_before_spike as (
 collapsed_points as (
     select
         reward_before_spike.*,
-        reward.step as reward_step,
-        reward.value as reward
+        moving.step as reward_step,
+        moving.run_mean as reward,
+        (reward_before_spike.reward_before - moving.run_mean) / (
+            reward_before_spike.reward_noise
+            * sqrt(1.0 / moving.run_points + 1.0 / {{ spike_window }})
+        ) as drop_z
     from reward_before_spike
-    inner join stats as reward
-        on reward_before_spike.run_id = reward.run_id
-        and reward.metric = 'reward_mean'
-        and reward.step between reward_before_spike.spike_step
+    inner join run_lengths on reward_before_spike.run_id = run_lengths.run_id
+    inner join reward_moving as moving
+        on reward_before_spike.run_id = moving.run_id
+        and moving.step between reward_before_spike.spike_step
         and reward_before_spike.spike_step + {{ var('collapse_window') }}
     where reward_before_spike.reward_points_before >= {{ min_history }}
-        and reward_before_spike.reward_std_before > 0
-        and reward.value < reward_before_spike.reward_before
-            - {{ spike_z }} * reward_before_spike.reward_std_before
-        and reward.value <= reward_before_spike.reward_before
+        and moving.run_points = {{ var('collapse_min_points') }}
+        and moving.run_mean <= reward_before_spike.reward_before
             - {{ var('collapse_drop_fraction') }} * abs(reward_before_spike.reward_before)
+        {# Every spike's window is searched: beyond what noise gives a run
+           this long, not just spike_z. #}
+        and (reward_before_spike.reward_before - moving.run_mean) > run_lengths.excursion_z * (
+            reward_before_spike.reward_noise
+            * sqrt(1.0 / moving.run_points + 1.0 / {{ spike_window }})
+        )
 ),
 
 collapses as (
@@ -293,10 +417,11 @@ collapses as (
         spike_step,
         any_value(grad_norm) as grad_norm,
         any_value(grad_z) as grad_z,
-        any_value(grad_trailing_mean) as grad_trailing_mean,
+        any_value(grad_trailing_median) as grad_trailing_median,
         any_value(reward_before) as reward_before,
         min(reward) as reward_min,
-        arg_min(reward_step, reward) as collapse_step
+        arg_min(reward_step, reward) as collapse_step,
+        max(drop_z) as drop_z
     from collapsed_points
     group by run_id, spike_step
 ),
@@ -311,8 +436,8 @@ collapse_signals as (
         3 as severity_rank,
         grad_z as strength,
         'grad_norm reached ' || cast(round(grad_norm, 3) as varchar) || ' at step ' || spike_step
-        || ', z ' || cast(round(grad_z, 1) as varchar) || ' against its trailing mean '
-        || cast(round(grad_trailing_mean, 3) as varchar) as phrase,
+        || ', z ' || cast(round(grad_z, 1) as varchar) || ' above its trailing median '
+        || cast(round(grad_trailing_median, 3) as varchar) as phrase,
         [
             {'key': 'grad_norm', 'value': grad_norm},
             {'key': 'grad_norm_z', 'value': grad_z},
@@ -327,16 +452,17 @@ collapse_signals as (
         spike_step as start_step,
         collapse_step as step,
         3 as severity_rank,
-        (reward_before - reward_min) / nullif(abs(reward_before), 0) as strength,
-        'then reward_mean fell to ' || cast(round(reward_min, 3) as varchar)
-        || ' at step ' || collapse_step || ', '
+        drop_z as strength,
+        'then reward_mean averaged ' || cast(round(reward_min, 3) as varchar)
+        || ' over the {{ var("collapse_min_points") }} points from step ' || collapse_step || ', '
         || cast(
             cast(
                 round(100 * (reward_before - reward_min) / nullif(abs(reward_before), 0))
                 as bigint
             ) as varchar
         )
-        || '% below its trailing mean ' || cast(round(reward_before, 3) as varchar) as phrase,
+        || '% below its trailing median ' || cast(round(reward_before, 3) as varchar)
+        || ' (z ' || cast(round(drop_z, 1) as varchar) || ')' as phrase,
         [
             {'key': 'reward_before', 'value': reward_before},
             {'key': 'reward_min', 'value': reward_min},
@@ -344,6 +470,7 @@ collapse_signals as (
                 'key': 'drop_fraction',
                 'value': (reward_before - reward_min) / nullif(abs(reward_before), 0)
             },
+            {'key': 'reward_drop_z', 'value': drop_z},
             {'key': 'collapse_step', 'value': cast(collapse_step as double)},
             {'key': 'steps_to_collapse', 'value': cast(collapse_step - spike_step as double)}
         ] as measures
@@ -352,106 +479,187 @@ collapse_signals as (
 
 -- ---------------------------------------------------------------- performance_plateau
 
-flat_windows as (
-    {# A window of `plateau_window` points with a flat least-squares line and
-       no new maximum, once at least one window of history precedes it. #}
+trend_series as (
+    {# reward_mean and Elo, with what a plateau is measured against: the
+       series' spread (its 95th minus 5th percentile) and how many points a
+       stretch needs before it is judged (`plateau_horizon_fraction` of the
+       series, at least `plateau_window`). #}
     select
-        stats.run_id,
-        stats.metric,
-        stats.step,
-        stats.window_first_step,
-        stats.window_slope,
-        stats.window_mean,
-        stats.window_std,
-        stats.prior_max,
-        stats.prior_max_step
-    from stats
-    where stats.metric in ('reward_mean', 'elo')
-        and stats.window_points = {{ window }}
-        and stats.prior_points >= {{ window }}
-        and abs(stats.window_slope) < case stats.metric
-            when 'reward_mean' then {{ var('plateau_slope_eps') }}
-            else {{ var('elo_plateau_slope_eps') }}
-        end
-        {#- No new high: the window's best beats the earlier best by less than
-            the slowest acceptable improvement adds over one window. #}
-        and stats.window_max <= stats.prior_max + {{ window }} * case stats.metric
-            when 'reward_mean' then {{ var('plateau_slope_eps') }}
-            else {{ var('elo_plateau_slope_eps') }}
-        end
-),
-
-horizons as (
-    {#- How far ahead a flat window looks for progress: a tenth of the series
-        (`plateau_horizon_fraction`), at least one window. -#}
-    select
-        run_id,
-        metric,
-        max(n) as last_n,
+        numbered.run_id,
+        numbered.metric,
+        numbered.step,
+        numbered.n,
+        numbered.value,
+        max(numbered.value) over whole as series_max,
+        quantile_cont(numbered.value, 0.95) over whole
+        - quantile_cont(numbered.value, 0.05) over whole as spread,
         greatest(
             {{ window }},
-            cast(round({{ var('plateau_horizon_fraction') }} * count(*)) as integer)
-        ) as horizon
+            cast(round({{ var('plateau_horizon_fraction') }} * count(*) over whole) as integer)
+        ) as horizon,
+        max(numbered.step) over whole as last_step,
+        min(numbered.step) over whole as first_step,
+        median(numbered.value) filter (where numbered.n <= {{ spike_window }}) over whole
+            as first_level
     from numbered
-    where metric in ('reward_mean', 'elo')
-    group by run_id, metric
+    where numbered.metric in ('reward_mean', 'elo')
+    window whole as (partition by numbered.run_id, numbered.metric)
 ),
 
-plateau_windows as (
-    {#- Late in a long healthy run each window is flat within its noise (the
-        reward climbs by less than plateau_slope_eps a step) while the reward
-        still rises over a longer stretch. So a flat window is a plateau only
-        when the reward made no progress over the horizon after it either:
-        the window a horizon later (or the last one, when the series ends
-        sooner) is not above it by two standard errors of their difference.
-        A window less than one window from the series' end is not judged yet. -#}
+rest_of_series as (
+    {# From each point to the series' end: the least-squares trend a step,
+       its standard error, and the share of points at the series' maximum. #}
     select
-        flat_windows.*,
-        horizons.last_n - here.n >= horizons.horizon as full_horizon
-    from flat_windows
-    inner join horizons using (run_id, metric)
-    inner join stats as here
-        on flat_windows.run_id = here.run_id
-        and flat_windows.metric = here.metric
-        and flat_windows.step = here.step
-    inner join windows as later
-        on here.run_id = later.run_id
-        and here.metric = later.metric
-        and later.n = here.n + least(horizons.horizon, horizons.last_n - here.n)
-    where horizons.last_n - here.n >= {{ window }}
-        and later.window_mean - here.window_mean < 2 * sqrt(
-            (coalesce(power(later.window_std, 2), 0) + coalesce(power(here.window_std, 2), 0))
-            / {{ window }}
-        )
+        *,
+        regr_count(value, step) over rest as rest_points,
+        regr_slope(value, step) over rest as rest_slope,
+        regr_sxx(value, step) over rest as rest_sxx,
+        regr_syy(value, step) over rest as rest_syy,
+        regr_sxy(value, step) over rest as rest_sxy,
+        avg(value) over rest as rest_mean,
+        avg(case when value = series_max then 1.0 else 0.0 end) over rest as rest_at_max,
+        {#- For placing the plateau's start (see plateau_signals): sums
+            for a hinge y = a + b min(step, c) at c = this step, over the
+            whole series (x = step before c, c from it on). -#}
+        coalesce(sum(step) over before, 0) + step * count(*) over rest as hinge_sx,
+        coalesce(sum(step * step) over before, 0) + step * step * count(*) over rest
+            as hinge_sxx,
+        coalesce(sum(step * value) over before, 0) + step * sum(value) over rest as hinge_sxy,
+        count(*) over whole_series as series_points,
+        sum(value) over whole_series as series_sy,
+        sum(value * value) over whole_series as series_syy
+    from trend_series
+    window
+        rest as (
+            partition by run_id, metric order by n
+            rows between current row and unbounded following
+        ),
+        before as (
+            partition by run_id, metric order by n
+            rows between unbounded preceding and 1 preceding
+        ),
+        whole_series as (partition by run_id, metric)
+),
+
+flat_stretches as (
+    {#- A point starts a flat stretch when, from it to the series' end (at
+        least `horizon` points), the reward's trend is below the flat-slope
+        limit, and even its upper bound (slope + 2 standard errors) gains
+        less than `plateau_min_gain` of the series' spread by the end. A
+        reward that still rises slowly over a long run is not flat: over
+        hundreds of points the standard error is small. -#}
+    select
+        *,
+        sqrt(
+            greatest(rest_syy - rest_slope * rest_sxy, 0) / (rest_points - 2) / rest_sxx
+        ) as rest_slope_se,
+        {#- From the median of the first spike_window points to the median
+            of the spike_window points before this one (two separate
+            windows, so not before 2 x spike_window points). -#}
+        case
+            when n > 2 * {{ spike_window }}
+                then (level - first_level) / nullif(step - first_step, 0)
+        end as pace_before,
+        {#- Did it rise before? The two medians differ by more than trend_z
+            standard errors (a median of w points: about 1.25 sd / sqrt(w)). -#}
+        coalesce(
+            n > 2 * {{ spike_window }}
+            and level - first_level
+            > {{ var('trend_z') }} * 1.25 * noise_scale * sqrt(2.0 / {{ spike_window }}),
+            false
+        ) as rose_before
+    from rest_of_series
+    inner join (
+        select run_id, metric, step, trailing_median as level, noise_scale
+        from stats
+    ) as here using (run_id, metric, step)
+    where rest_points >= greatest(horizon, 3)
+        and rest_sxx > 0
+),
+
+plateau_points as (
+    select
+        *,
+        (rest_slope + {{ var('trend_z') }} * rest_slope_se) * (last_step - step) as gain_upper,
+        metric = 'reward_mean' and rest_at_max >= {{ var('saturation_share') }} as saturated
+    from flat_stretches
+    where rest_slope < case metric
+        when 'reward_mean' then {{ var('plateau_slope_eps') }}
+        else {{ var('elo_plateau_slope_eps') }}
+    end
+        and case
+            {#- slower than a fifth of its pace so far, after a rise ... #}
+            when rose_before then rest_slope + {{ var('trend_z') }} * rest_slope_se
+                < {{ var('plateau_pace_fraction') }} * pace_before
+            {#- ... or, without one, gaining less than a twentieth of its
+                spread by the end #}
+            else (rest_slope + {{ var('trend_z') }} * rest_slope_se) * (last_step - step)
+                < {{ var('plateau_min_gain') }} * spread
+        end
 ),
 
 plateau_signals as (
+    {#- One episode per series, from where the reward stopped improving to
+        the series' end. Of the points that start a flat stretch, the start
+        is the one where a line that rises up to it and stays level from it
+        on (a hinge) fits the whole series best (least squared error). The
+        first flat point is often too early: the stretch from it is flat
+        only on average. -#}
     select
         run_id,
-        'performance_plateau' as pattern,
-        {#- A window judged on less than a full horizon (near the series' end)
-            is `..._recent`: it cannot make a plateau a warning by itself. -#}
-        case metric when 'reward_mean' then 'reward_plateau' else 'elo_plateau' end
-        || case when full_horizon then '' else '_recent' end as signal,
-        {#- It began at the last new high (at the window's start at the latest). #}
-        least(prior_max_step, window_first_step) as start_step,
-        step,
+        case when saturated then 'reward_saturation' else 'performance_plateau' end as pattern,
+        case
+            when saturated then metric || '_at_max'
+            when metric = 'reward_mean' then 'reward_plateau'
+            else 'elo_plateau'
+        end as signal,
+        step as start_step,
+        last_step as step,
         2 as severity_rank,
-        {#- The first flat window stands for the episode. #}
-        -cast(step as double) as strength,
-        metric || ' reached ' || cast(round(prior_max, 3) as varchar) || ' at step '
-        || prior_max_step || ' and then stayed flat: over steps ' || window_first_step || '-'
-        || step || ' its slope was ' || cast(round(window_slope, 5) + 0.0 as varchar)
-        || ' a step (mean ' || cast(round(window_mean, 3) as varchar) || ') with no new high'
-            as phrase,
+        cast(flat_points as double) as strength,
+        case
+            when saturated then
+                metric || ' sat at its maximum ' || cast(round(series_max, 3) as varchar)
+                || ' on ' || cast(cast(round(100 * rest_at_max) as bigint) as varchar)
+                || '% of the points from step ' || step || ' to ' || last_step
+            else
+                metric || ' stopped improving at step ' || step || ': to step ' || last_step
+                || ' its trend was ' || cast(round(rest_slope, 6) + 0.0 as varchar)
+                || ' a step (mean ' || cast(round(rest_mean, 3) as varchar)
+                || '), at most ' || cast(round(gain_upper, 4) + 0.0 as varchar)
+                || ' gained by the end within {{ var('trend_z') }} standard errors'
+                || coalesce(
+                    ' (its pace before: ' || cast(round(pace_before, 6) + 0.0 as varchar)
+                    || ' a step)',
+                    ''
+                )
+        end
+        || ' (' || flat_points || ' flat starting points)' as phrase,
         [
-            {'key': metric || '_slope', 'value': window_slope},
-            {'key': metric || '_window_mean', 'value': window_mean},
-            {'key': metric || '_prior_max', 'value': prior_max},
-            {'key': metric || '_prior_max_step', 'value': cast(prior_max_step as double)},
-            {'key': 'plateau_window', 'value': cast({{ window }} as double)}
+            {'key': metric || '_slope', 'value': rest_slope},
+            {'key': metric || '_slope_se', 'value': rest_slope_se},
+            {'key': metric || '_mean_after', 'value': rest_mean},
+            {'key': metric || '_gain_upper', 'value': gain_upper},
+            {'key': metric || '_spread', 'value': spread},
+            {'key': metric || '_pace_before', 'value': pace_before},
+            {'key': metric || '_share_at_max', 'value': rest_at_max},
+            {'key': metric || '_flat_points', 'value': cast(flat_points as double)}
         ] as measures
-    from plateau_windows
+    from (
+        select
+            *,
+            count(*) over (partition by run_id, metric, saturated) as flat_points
+        from plateau_points
+    )
+    qualify row_number() over (
+        partition by run_id, metric, saturated
+        order by
+            {#- the hinge's squared error: Syy - Sxy^2 / Sxx (centred sums) #}
+            (series_syy - series_sy * series_sy / series_points)
+            - power(hinge_sxy - hinge_sx * series_sy / series_points, 2)
+            / nullif(hinge_sxx - hinge_sx * hinge_sx / series_points, 0) nulls last,
+            step
+    ) = 1
 ),
 
 -- ---------------------------------------------------------------- infrastructure_bottleneck
@@ -471,56 +679,34 @@ infrastructure_signals as (
     from reliability
     where is_failure
     union all
+    {# The slowest game's and the slowest volume reload's time, in log
+        space against their own noise (excursions, judged in `rolled_up`);
+        a lone one is a warning only when also spike_min_ratio x its
+        trailing median. #}
     select
         run_id,
         'infrastructure_bottleneck' as pattern,
-        'max_total_s_spike' as signal,
+        metric || '_spike' as signal,
         step as start_step,
         step,
-        case
-            when max_total_s_z >= {{ spike_z_warning }}
-                and max_total_s_trailing_points = {{ spike_window }}
-                and max_total_s >= {{ var('spike_min_ratio') }} * max_total_s_trailing_mean then 2
-            else 1
-        end as severity_rank,
-        max_total_s_z as strength,
-        'the slowest game took ' || cast(round(max_total_s, 1) as varchar) || ' s at step ' || step
-        || ', z ' || cast(round(max_total_s_z, 1) as varchar) || ' against its trailing mean '
-        || cast(round(max_total_s_trailing_mean, 1) as varchar) || ' s' as phrase,
+        1 as severity_rank,
+        z as strength,
+        case metric
+            when 'max_total_s' then 'the slowest game took '
+            else 'a volume reload took '
+        end
+        || cast(round(value, 2) as varchar) || ' s at step ' || step
+        || ', z ' || cast(round(z, 1) as varchar) || ', '
+        || cast(round(value / trailing_median, 1) as varchar) || 'x its trailing median '
+        || cast(round(trailing_median, 2) as varchar) || ' s' as phrase,
         [
-            {'key': 'max_total_s', 'value': max_total_s},
-            {'key': 'max_total_s_z', 'value': max_total_s_z},
-            {'key': 'max_total_s_trailing_mean', 'value': max_total_s_trailing_mean}
+            {'key': metric, 'value': value},
+            {'key': metric || '_z', 'value': z},
+            {'key': metric || '_ratio', 'value': value / trailing_median},
+            {'key': metric || '_trailing_median', 'value': trailing_median}
         ] as measures
-    from reliability
-    where is_total_spike
-    union all
-    select
-        run_id,
-        'infrastructure_bottleneck' as pattern,
-        'max_volume_reload_s_spike' as signal,
-        step as start_step,
-        step,
-        case
-            when max_volume_reload_s_z >= {{ spike_z_warning }}
-                and max_volume_reload_s_trailing_points = {{ spike_window }}
-                and max_volume_reload_s
-                >= {{ var('spike_min_ratio') }} * max_volume_reload_s_trailing_mean then 2
-            else 1
-        end as severity_rank,
-        max_volume_reload_s_z as strength,
-        'a volume reload took ' || cast(round(max_volume_reload_s, 2) as varchar) || ' s at step '
-        || step || ', z ' || cast(round(max_volume_reload_s_z, 1) as varchar)
-        || ' against its trailing mean '
-        || cast(round(max_volume_reload_s_trailing_mean, 2) as varchar)
-        || ' s' as phrase,
-        [
-            {'key': 'max_volume_reload_s', 'value': max_volume_reload_s},
-            {'key': 'max_volume_reload_s_z', 'value': max_volume_reload_s_z},
-            {'key': 'max_volume_reload_s_trailing_mean', 'value': max_volume_reload_s_trailing_mean}
-        ] as measures
-    from reliability
-    where is_reload_spike
+    from stats
+    where metric in ('max_total_s', 'max_volume_reload_s') and z > {{ spike_z }}
 ),
 
 -- ---------------------------------------------------------------- model_quality_degradation
@@ -543,8 +729,16 @@ degradation_signals as (
                 'value': cast({{ var('extraction_rate_min') }} as double)
             }
         ] as measures
-    from stats
-    where metric = 'extraction_rate' and value < {{ var('extraction_rate_min') }}
+    from (
+        select
+            *,
+            lag(value) over (partition by run_id order by n) as previous_value
+        from stats
+        where metric = 'extraction_rate'
+    )
+    {#- Below the minimum two points running: one low batch is noise. #}
+    where value < {{ var('extraction_rate_min') }}
+        and previous_value < {{ var('extraction_rate_min') }}
     union all
     select
         run_id,
@@ -581,9 +775,13 @@ degradation_signals as (
         'reward_mean fell ' || cast(round(-reward.window_slope, 4) as varchar)
         || ' a step over steps ' || reward.window_first_step || '-' || reward.step
         || ' to a mean of ' || cast(round(reward.window_mean, 3) as varchar) || ' from '
-        || cast(round(reward.baseline_mean, 3) as varchar) || ' before, while loss stayed low ('
-        || cast(round(loss.window_mean, 3) as varchar) || ' against '
-        || cast(round(loss.baseline_mean, 3) as varchar) || ')' as phrase,
+        || cast(round(reward.baseline_mean, 3) as varchar) || ' before'
+        || case
+            when loss.step is not null then
+                ', while loss stayed low (' || cast(round(loss.window_mean, 3) as varchar)
+                || ' against ' || cast(round(loss.baseline_mean, 3) as varchar) || ')'
+            else ' (no loss logged)'
+        end as phrase,
         [
             {'key': 'reward_mean_slope', 'value': reward.window_slope},
             {'key': 'reward_mean_window_mean', 'value': reward.window_mean},
@@ -602,10 +800,15 @@ degradation_signals as (
         from stats
         where metric = 'reward_mean' and baseline_std > 0
     ) as reward
-    inner join stats as loss
+    inner join run_lengths on reward.run_id = run_lengths.run_id
+    {#- Where a loss is logged it must not have risen (the seed's "despite
+        low loss"); a run without one is judged on its reward alone. #}
+    left join stats as loss
         on reward.run_id = loss.run_id
         and reward.step = loss.step
         and loss.metric = 'loss'
+        and loss.window_points = {{ window }}
+        and loss.baseline_points >= {{ min_history }}
     where reward.window_points = {{ window }}
         and reward.baseline_points >= {{ min_history }}
         {#- A fall right after a gradient spike is a collapse, not a drift. #}
@@ -617,13 +820,12 @@ degradation_signals as (
                 between reward.window_first_step - {{ var('collapse_window') }} and reward.step
         )
         and reward.window_slope < -{{ var('plateau_slope_eps') }}
-        and reward.drop_z > {{ spike_z }}
+        {#- Judged at every point, so beyond what noise gives a run this long. #}
+        and reward.drop_z > run_lengths.excursion_z
         {#- ... and by more than a fall at the flat-slope limit loses over a window. #}
         and reward.baseline_mean - reward.window_mean
             > {{ window }} * {{ var('plateau_slope_eps') }}
-        and loss.window_points = {{ window }}
-        and loss.baseline_points >= {{ min_history }}
-        and loss.window_mean <= loss.baseline_mean
+        and (loss.step is null or loss.window_mean <= loss.baseline_mean)
 ),
 
 -- ---------------------------------------------------------------- power_law_scaling
@@ -780,7 +982,7 @@ entropy_signals as (
         || '{{ var("entropy_collapse_fraction") }}' || ' of its early '
         || cast(round(any_value(entropy_collapse.early_entropy), 3) as varchar)
         || '), then reward_mean stopped improving (flat from step '
-        || min(plateau.window_first_step) || ')' as phrase,
+        || min(plateau.step) || ')' as phrase,
         [
             {'key': 'early_entropy', 'value': any_value(entropy_collapse.early_entropy)},
             {'key': 'collapse_entropy', 'value': any_value(entropy_collapse.collapse_entropy)},
@@ -789,16 +991,17 @@ entropy_signals as (
                 'value': any_value(entropy_collapse.collapse_entropy)
                     / any_value(entropy_collapse.early_entropy)
             },
-            {'key': 'plateau_first_step', 'value': cast(min(plateau.window_first_step) as double)},
+            {'key': 'plateau_first_step', 'value': cast(min(plateau.step) as double)},
             {
                 'key': 'reward_mean_slope',
-                'value': arg_min(plateau.window_slope, abs(plateau.window_slope))
+                'value': arg_min(plateau.rest_slope, plateau.step)
             }
         ] as measures
     from entropy_collapse
-    inner join plateau_windows as plateau
+    inner join plateau_points as plateau
         on entropy_collapse.run_id = plateau.run_id
         and plateau.metric = 'reward_mean'
+        and not plateau.saturated
         and plateau.step >= entropy_collapse.collapse_step
     group by entropy_collapse.run_id, entropy_collapse.collapse_step
 ),
@@ -989,21 +1192,8 @@ described as (
     group by run_id, pattern, episode
 ),
 
-run_lengths as (
-    {#- A lone excursion is reported only when a run this long would not be
-        expected to show one by chance. The largest of n standard normal
-        draws is about sqrt(2 ln n); a run has six series scored this way
-        (loss, grad norm, reward swings, extraction, two timings), and z
-        against a 20-point trailing window has heavier tails than a normal's
-        (hence 15% more): 4.3 at 200 steps, 5.0 at 2,000, 5.5 at 20,000. -#}
-    select
-        run_id,
-        greatest(
-            {{ spike_z }},
-            1.15 * sqrt(2 * ln(6 * greatest(count(distinct step), 2)))
-        ) as excursion_z
-    from history
-    group by run_id
+run_steps as (
+    select distinct run_id, step from history
 ),
 
 rolled_up as (
@@ -1014,41 +1204,124 @@ rolled_up as (
         min(start_step) as first_step,
         max(step) as last_step,
         count(distinct step) as flagged_steps,
-        {#- A plateau is a warning once enough of its windows were flat: a
-            stretch shorter than that is what noise gives on a slowly rising
-            reward. #}
-        case
-            when pattern = 'performance_plateau'
-                and count(distinct step) filter (where signal not like '%\_recent' escape '\')
-                < {{ var('plateau_min_windows') }} then 1
-            {#- Repeated loss or gradient spikes within one episode are a
-                warning even when none alone passes spike_z_warning. #}
-            {#- (and one of them beyond what noise gives a run this long) -#}
-            when pattern = 'training_instability'
-                and count(distinct step) filter (
-                    where signal in ('loss_spike', 'grad_norm_spike')
-                ) >= {{ var('instability_min_spikes') }}
-                and max(strength) > any_value(excursion_z)
-                then greatest(max(severity_rank), 2)
-            else max(severity_rank)
-        end as severity_rank,
+        count(distinct step) filter (
+            where signal in ({{ excursion_signals }})
+        ) as excursion_steps,
+        max(severity_rank) as severity_rank,
         max(strength) as strength,
-        bool_and(signal like '%\_spike' escape '\' or signal in ('reward_swing', 'extraction_drop'))
-            as only_excursions
+        {#- The strongest excursion that may be a warning alone (a timing
+            spike only when also spike_min_ratio x its trailing median). -#}
+        max(strength) filter (
+            where signal in ({{ excursion_signals }})
+                and (
+                    signal not in ('max_total_s_spike', 'max_volume_reload_s_spike')
+                    or list_filter(measures, m -> m.key like '%\_ratio' escape '\')[1].value
+                    >= {{ var('spike_min_ratio') }}
+                )
+        ) as lone_strength,
+        bool_and(signal in ({{ excursion_signals }})) as only_excursions,
+        max(strength) filter (
+            where signal in ('reward_plateau', 'elo_plateau', 'reward_mean_at_max')
+        ) as flat_points
     from episodes
-    left join run_lengths using (run_id)
     group by run_id, pattern, episode
 ),
 
-reported as (
-    select rolled_up.*
+excursion_rates as (
+    {#- How often the run shows an excursion of each pattern, over all its
+        steps (with one added to each count, so a rate is never 0 or 1). -#}
+    select
+        run_id,
+        pattern,
+        (sum(excursion_steps) + 1.0) / (any_value(run_lengths.steps) + 2.0) as rate
     from rolled_up
+    inner join run_lengths using (run_id)
+    group by run_id, pattern
+),
+
+clusters as (
+    {#- An episode of k excursions over m of the run's steps: the chance of
+        k or more in m steps at the run's own rate (binomial), times the
+        number of such stretches the run holds. Below `finding_alpha` the
+        cluster is more than noise. -#}
+    select
+        rolled_up.run_id,
+        rolled_up.pattern,
+        rolled_up.episode,
+        count(*) as span_steps,
+        any_value(rolled_up.excursion_steps) as k,
+        any_value(excursion_rates.rate) as rate,
+        any_value(run_lengths.steps) as run_steps
+    from rolled_up
+    inner join excursion_rates using (run_id, pattern)
+    inner join run_lengths using (run_id)
+    inner join run_steps
+        on rolled_up.run_id = run_steps.run_id
+        and run_steps.step between rolled_up.first_step and rolled_up.last_step
+    where rolled_up.excursion_steps >= {{ var('instability_min_spikes') }}
+    group by rolled_up.run_id, rolled_up.pattern, rolled_up.episode
+),
+
+cluster_chances as (
+    select
+        *,
+        least(
+            1.0,
+            list_sum(
+                list_transform(
+                    range(k, greatest(span_steps, k) + 1),
+                    j -> exp(
+                        lgamma(greatest(span_steps, k) + 1) - lgamma(j + 1)
+                        - lgamma(greatest(span_steps, k) - j + 1)
+                        + j * ln(rate) + (greatest(span_steps, k) - j) * ln(1 - rate)
+                    )
+                )
+            ) * run_steps / greatest(span_steps, k)
+        ) as chance
+    from clusters
+),
+
+judged as (
+    select
+        rolled_up.*,
+        cluster_chances.chance as cluster_chance,
+        run_lengths.excursion_z,
+        case
+            {# A plateau is a warning once enough points were flat. #}
+            when rolled_up.pattern in ('performance_plateau', 'reward_saturation')
+                and rolled_up.flat_points < {{ var('plateau_min_windows') }}
+                and rolled_up.severity_rank = 2 then 1
+            when rolled_up.only_excursions then
+                case
+                    when cluster_chances.chance < {{ var('finding_alpha') }} then 2
+                    when rolled_up.lone_strength >= greatest(
+                        {{ spike_z_warning }}, 1.5 * run_lengths.excursion_z
+                    ) then 2
+                    else 1
+                end
+            else rolled_up.severity_rank
+        end as judged_rank
+    from rolled_up
+    {#- (a run whose only finding comes from another mart, as a cache
+        without metrics, may have no history) #}
     left join run_lengths using (run_id)
-    where not (
-        rolled_up.severity_rank = 1
-        and rolled_up.only_excursions
-        and rolled_up.strength <= run_lengths.excursion_z
-    )
+    left join cluster_chances using (run_id, pattern, episode)
+),
+
+reported as (
+    {#- Excursions that are neither a warning nor beyond what noise gives
+        a run this long are not reported. -#}
+    select
+        run_id,
+        pattern,
+        episode,
+        first_step,
+        last_step,
+        flagged_steps,
+        judged_rank as severity_rank,
+        cluster_chance
+    from judged
+    where not (judged_rank = 1 and only_excursions and strength <= excursion_z)
 ),
 
 pattern_hypotheses as (
@@ -1071,7 +1344,8 @@ labels as (
             ('grad_spike_reward_collapse', 'Gradient spike then reward collapse'),
             ('length_truncation', 'Length truncation'),
             ('entropy_collapse_plateau', 'Entropy collapse then plateau'),
-            ('kl_runaway', 'KL runaway')
+            ('kl_runaway', 'KL runaway'),
+            ('reward_saturation', 'Reward saturation')
     ) as labels (pattern, label)
 ),
 
@@ -1089,7 +1363,19 @@ final as (
         reported.flagged_steps,
         described.signals,
         json_merge_patch(
-            json_object('flagged_steps', reported.flagged_steps),
+            json_merge_patch(
+                json_object('flagged_steps', reported.flagged_steps),
+                case
+                when reported.cluster_chance is not null then json_object(
+                    'cluster_chance',
+                    round(
+                        reported.cluster_chance,
+                        2 - cast(floor(log10(greatest(reported.cluster_chance, 1e-300))) as integer)
+                    )
+                )
+                    else json_object()
+                end
+            ),
             coalesce(evidence.evidence, json_object())
         ) as evidence,
         coalesce(pattern_hypotheses.hypotheses, []::varchar[]) as hypotheses,
