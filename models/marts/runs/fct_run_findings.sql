@@ -123,15 +123,12 @@ numbered as (
 
 trailing_stats as (
     {# Per point: the median of the `spike_window` points before it (the
-       level a residual is measured from); every point before its own
-       plateau window; and the `spike_window` points before that window (a
-       baseline level). #}
+       level a residual is measured from), and the `spike_window` points
+       before its own plateau window (a baseline level). #}
     select
         *,
         median(v) over prior as trailing_median,
         count(*) over prior as trailing_points,
-        max(value) over before_window as prior_max,
-        count(*) over before_window as prior_points,
         avg(value) over baseline as baseline_mean,
         stddev_samp(value) over baseline as baseline_std,
         count(*) over baseline as baseline_points
@@ -140,10 +137,6 @@ trailing_stats as (
         prior as (
             partition by run_id, metric order by n
             rows between {{ spike_window }} preceding and 1 preceding
-        ),
-        before_window as (
-            partition by run_id, metric order by n
-            rows between unbounded preceding and {{ window }} preceding
         ),
         baseline as (
             partition by run_id, metric order by n
@@ -203,10 +196,7 @@ windows as (
             when var_pop(member.value) > 0 and var_pop(member.step) > 0
                 then power(corr(member.value, member.step), 2)
         end as window_r2,
-        avg(member.value) as window_mean,
-        stddev_samp(member.value) as window_std,
-        max(member.value) as window_max,
-        min(member.value) as window_min
+        avg(member.value) as window_mean
     from numbered as point
     {#- An equality join on each offset, so the cost grows with the points
         times the window, not with the points squared. #}
@@ -218,8 +208,7 @@ windows as (
         and point.metric = member.metric
         and member.n = point.n - offsets.back
     where point.metric in (
-        'reward_mean', 'loss', 'empty_responses', 'kl', 'clip_ratio', 'response_length',
-        'extraction_rate'
+        'reward_mean', 'loss', 'empty_responses', 'kl', 'clip_ratio', 'response_length'
     )
     group by point.run_id, point.metric, point.n
 ),
@@ -246,8 +235,6 @@ stats as (
             when noise.noise_scale > 0 then residuals.residual
                 / greatest(noise.noise_scale, coalesce(residuals.trailing_spread, 0))
         end as z,
-        residuals.prior_max,
-        residuals.prior_points,
         residuals.baseline_mean,
         residuals.baseline_std,
         residuals.baseline_points,
@@ -255,10 +242,7 @@ stats as (
         windows.window_points,
         windows.window_slope,
         windows.window_r2,
-        windows.window_mean,
-        windows.window_std,
-        windows.window_max,
-        windows.window_min
+        windows.window_mean
     from residuals
     inner join noise using (run_id, metric)
     left join windows using (run_id, metric, n)
