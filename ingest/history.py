@@ -461,8 +461,12 @@ def land_histories(
             read.append((source, stat, history))
         done.append((source, stat))
     by_run: dict[str, list[tuple[Source, tuple[int, int, str], RunHistory]]] = {}
+    per_source = Counter(id(source) for source, _, _ in read)
     for source, stat, history in read:
-        target = run_id or history.run_id
+        # A source that landed before as one run keeps that run's id, however
+        # PATH names it now (a TensorBoard folder's id is its path under PATH).
+        earlier = _landed_as(lake, source) if per_source[id(source)] == 1 else None
+        target = run_id or earlier or history.run_id
         try:
             lake_files.check_run_id(target, origin="its run id")
         except IngestError as exc:
@@ -548,6 +552,22 @@ def _recorded_runs(
     if not all(lake_files.read_manifest(lake, r) for r in runs):
         return None
     return runs
+
+
+def _landed_as(lake: Path, source: Source) -> str | None:
+    """The one run an earlier ingest without ``--run`` landed ``source`` into, if any."""
+    try:
+        recorded = json.loads(_index_file(lake, source, None).read_text())
+    except (OSError, ValueError):
+        return None
+    runs = recorded.get("runs") if isinstance(recorded, dict) else None
+    if not isinstance(runs, list) or len(runs) != 1 or not isinstance(runs[0], str):
+        return None
+    try:
+        lake_files.check_run_id(runs[0])
+    except IngestError:
+        return None
+    return runs[0] if lake_files.read_manifest(lake, runs[0]) else None
 
 
 def _record_source(

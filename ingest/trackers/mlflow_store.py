@@ -8,7 +8,8 @@ MLflow 3 keeps file stores in maintenance mode: ``FileStore`` refuses to open
 unless ``MLFLOW_ALLOW_FILE_STORE`` is true. That variable (and
 ``MLFLOW_DISABLE_TELEMETRY``) is set only while this module talks to the client,
 and put back afterwards. Opening a store creates its empty ``.trash`` folder
-when it is missing (``FileStore`` does that; nothing else is written).
+when it is missing (``FileStore`` does that); it is removed again after the
+read, so the store is left as it was found.
 
 The file store reads a run's every metric file whenever it reads the run, and
 one damaged line (text appended to a metric file) makes ``search_runs`` raise
@@ -89,10 +90,19 @@ def read(fmt: str, origin: Path, root: Path) -> list[RunHistory]:
     """Every run the origin holds (``root`` is not needed: MLflow gives each run its id)."""
     _check_format(fmt)
     scope = _scope(origin)
-    with _file_store_allowed():
-        client = _client(scope.store, origin)
-        reader = _StoreReader(client, scope, origin)
-        return reader.read()
+    trash = scope.store / TRASH
+    had_trash = trash.exists()
+    try:
+        with _file_store_allowed():
+            client = _client(scope.store, origin)
+            reader = _StoreReader(client, scope, origin)
+            return reader.read()
+    finally:
+        if not had_trash:
+            # The client made it; the store is left as it was found (only
+            # when still empty: MLflow itself may have used it meanwhile).
+            with contextlib.suppress(OSError):
+                trash.rmdir()
 
 
 # ---------------------------------------------------------------- what a folder is

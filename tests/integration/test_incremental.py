@@ -96,7 +96,10 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
     # Tracker histories too: a seed-style run with a planted pattern, in two steps.
     exports = tmp_path / "exports"
     write_seed_export(exports / "w1.json", run_id="w1", steps=60, patterns=["kl_runaway"])
+    # w0 lands once and stays as it is.
+    write_seed_export(exports / "w0.json", run_id="w0", steps=50, seed=2)
     run_cli([*base, "ingest", "metrics", exports, "-q"])
+    (exports / "w0.json").unlink()
     run_cli([*base, "build", *NO_LOOKBACK])
     # Sentinels: an incremental build that re-read an unchanged iteration
     # would overwrite them; one in the grown iteration must be overwritten.
@@ -105,10 +108,23 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
         "fct_score_distribution": "n",
         "fct_instruction_iteration": "n_prompts",
     }
+    # (columns no other model reads, so the rebuilt marts downstream stay true)
+    run_sentinels = {
+        "int_run_steps": "reward_std",
+        "int_metric_scores": "trailing_spread",
+        "fct_metric_summary": "data_points",
+    }
     con = duckdb.connect(str(warehouse))
     for table, column in sentinels.items():
         flipped = f"update {table} set {column} = -{column} - 1"
         con.execute(f"{flipped} where run_id = 'a' and iteration in (1, 3)")
+    # The run-history models build by run: w0 must not be read again, the
+    # grown w1 must, whole (its marks of how far it was judged included).
+    for table, column in run_sentinels.items():  # negated: exact both ways
+        flipped = f"update {table} set {column} = -{column} where {column} > 0"
+        con.execute(f"{flipped} and run_id in ('w0', 'w1')")
+    con.execute("update fct_metric_history set source = source || '#' where run_id in ('w0', 'w1')")
+    con.execute("update int_run_findings set summary = coalesce(summary, '') || '#'")
     con.close()
     # obs builds a warehouse changed behind its back whole; take these edits as its own.
     state_file = build_state.state_dir(warehouse) / build_state.STATE_FILE
@@ -140,6 +156,16 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
         # Iteration 1 was not read again; the grown iteration 3 was, whole.
         assert con.execute(marked).fetchall() == [(1,)], table
         con.execute(f"update {table} set {column} = -{column} - 1 where {column} < 0")
+    for table, column in run_sentinels.items():
+        marked = f"select distinct run_id from {table} where {column} < 0"
+        assert con.execute(marked).fetchall() == [("w0",)], table
+        con.execute(f"update {table} set {column} = -{column} where {column} < 0")
+    for table, column in (("fct_metric_history", "source"), ("int_run_findings", "summary")):
+        marked = f"select distinct run_id from {table} where {column} like '%#'"
+        assert con.execute(marked).fetchall() == [("w0",)], table
+    con.execute("update fct_metric_history set source = rtrim(source, '#')")
+    con.execute("update int_run_findings set summary = nullif(rtrim(summary, '#'), '')")
+    con.execute("update fct_run_findings set summary = rtrim(summary, '#')")  # copied from it
     con.close()
 
     full = tmp_path / "full" / "obs.duckdb"

@@ -14,11 +14,13 @@ from __future__ import annotations
 import csv
 import json
 import math
+import statistics
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 import pytest
 from obs.cli.dbt import project_dir, run_dbt
 from obs.ingest.history import ingest_metrics
@@ -377,16 +379,31 @@ def test_throughput_extraction_and_reliability_equal_hand_computations(built: Bu
         "where run_id = 'infrastructure_bottleneck' and is_failure order by step"
     )
     assert [r["step"] for r in failures] == [start, start + 4, start + 7, start + 11]
-    window = [history[s]["rollout/max_total_s"] for s in range(start - 20, start)]
-    mean = sum(window) / 20
-    std = math.sqrt(sum((v - mean) ** 2 for v in window) / 19)
+    # The same z as the findings' (int_metric_scores), by hand: log space,
+    # against the median of the 20 points before, over the series' noise.
+    logs = [math.log(history[s]["rollout/max_total_s"]) for s in sorted(history)]
+    residuals = [
+        logs[i] - statistics.median(logs[max(0, i - 20) : i]) if i >= 10 else None
+        for i in range(len(logs))
+    ]
+    scored = [r for r in residuals if r is not None]
+
+    def mad(values: list[float]) -> float:
+        middle = statistics.median(values)
+        return statistics.median(abs(v - middle) for v in values)
+
+    noise = max(1.4826 * mad(scored), float(np.quantile(np.abs(scored), 0.95)) / 1.96)
+    index = sorted(history).index(start)
+    before = [r for r in residuals[max(0, index - 20) : index] if r is not None]
+    expected_z = residuals[index] / max(noise, 1.4826 * mad(before))
     [spike] = built.rows(
         "select * from fct_rollout_reliability where run_id = 'infrastructure_bottleneck' "
         "and step = ?",
         [start],
     )
-    assert spike["max_total_s_z"] == pytest.approx(
-        (history[start]["rollout/max_total_s"] - mean) / std
+    assert spike["max_total_s_z"] == pytest.approx(expected_z)
+    assert spike["max_total_s_trailing_median"] == pytest.approx(
+        math.exp(statistics.median(logs[index - 20 : index]))
     )
     assert spike["is_total_spike"]
 

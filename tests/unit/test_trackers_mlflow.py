@@ -221,6 +221,39 @@ def test_reading_leaves_mlflow_environment_variables_as_they_were(
     assert os.environ["MLFLOW_DISABLE_TELEMETRY"] == "false"
 
 
+def test_reading_leaves_the_store_as_it_was_found(store: Store) -> None:
+    """Opening a store makes MLflow create ``.trash``; a read removes it again when it
+    made it, and keeps one that was there (and what it holds). Each read runs in a
+    fresh process, as an ingest does (this one's MLflow keeps the writer's store open)."""
+
+    def listing(root: Path) -> list[tuple[str, int]]:
+        return sorted(
+            (str(path.relative_to(root)), path.stat().st_size if path.is_file() else -1)
+            for path in root.rglob("*")
+        )
+
+    def read_elsewhere(origin: Path) -> int:
+        code = (
+            "import sys; from obs.ingest.trackers import mlflow_store as ml; "
+            "print(len(ml.read('mlflow', __import__('pathlib').Path(sys.argv[1]), "
+            "__import__('pathlib').Path(sys.argv[1]))))"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(origin)], capture_output=True, text=True, check=True
+        )
+        return int(done.stdout.strip().splitlines()[-1])
+
+    (store.root / ".trash").rmdir()  # the writer's, empty
+    before = listing(store.root)
+    assert read_elsewhere(store.root) == 3
+    assert read_elsewhere(store.root / store.experiments["grpo-qwen"]) == 2
+    assert listing(store.root) == before
+    (store.root / ".trash").mkdir()
+    (store.root / ".trash" / "kept.txt").write_text("x")
+    assert read_elsewhere(store.root) == 3
+    assert (store.root / ".trash" / "kept.txt").read_text() == "x"
+
+
 def test_a_folder_that_is_not_mlflow_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(IngestError, match=r"not an MLflow file store.*; point at the mlruns"):
         read_all(tmp_path)

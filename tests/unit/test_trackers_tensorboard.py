@@ -332,3 +332,31 @@ def _sha(name: str) -> str:
     import hashlib
 
     return hashlib.sha1(name.encode()).hexdigest()[:8]
+
+
+# ---------------------------------------------------------------- run ids across ingests
+
+
+def test_a_folder_keeps_its_run_id_whatever_path_names_it_later(tmp_path: Path) -> None:
+    """Landed as ``exp1.train`` from ``logs/``, the folder grows and is ingested as
+    ``logs/exp1`` (where its path alone would name it ``train``): the new points join
+    ``exp1.train``, and no second run appears."""
+    import duckdb
+    from obs.ingest.history import ingest_metrics
+
+    run, lake = tmp_path / "logs" / "exp1" / "train", tmp_path / "lake"
+    write_x(run, [1.0, 2.0, 3.0])
+    first = ingest_metrics(tmp_path / "logs", lake=lake)
+    assert first.runs == ["exp1.train"]
+    # The trainer restarts and writes a second event file with steps 1-5.
+    write_x(run, [1.0, 2.0, 3.0, 4.0, 5.0], suffix=".restart")
+    later = ingest_metrics(tmp_path / "logs" / "exp1", lake=lake)
+    assert later.runs == ["exp1.train"]
+    landed = duckdb.sql(
+        f"select run_id, count(distinct step) from read_parquet('{lake}/metrics/*/*/*.parquet', "
+        "hive_partitioning = true) group by 1"
+    ).fetchall()
+    assert landed == [("exp1.train", 5)]
+    # Named explicitly, a run id is what --run says.
+    named = ingest_metrics(tmp_path / "logs" / "exp1", lake=lake, run_id="mine")
+    assert named.runs == ["mine"]

@@ -1,7 +1,15 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='delete+insert',
+        unique_key=['run_id'],
+    )
+}}
 {# One row per run and step: the canonical metrics side by side, so the
    run-analysis marts read `trajectories / rollout_time_s` on one row instead
    of joining the long history once per metric. Values are as logged (NaN and
-   Infinity kept); the marts decide where a statistic needs finite values. #}
+   Infinity kept); the marts decide where a statistic needs finite values.
+   Built by run, as fct_metric_history: only runs that received points. #}
 {%- set canonical_metrics = [
     'loss', 'kl', 'reward_mean', 'reward_std', 'grad_norm', 'entropy',
     'response_length', 'clip_ratio', 'zero_std_frac', 'step_time', 'learning_rate',
@@ -15,7 +23,7 @@
 with
 
 history as (
-    select * from {{ ref('fct_metric_history') }}
+    {{ changed_runs(ref('fct_metric_history'), ref('fct_metric_history')) }}
 ),
 
 pivoted as (
@@ -23,6 +31,7 @@ pivoted as (
         run_id,
         step,
         min(wall_time) as wall_time,
+        max(run_parts) as run_parts,
         {%- for name in canonical_metrics %}
         max(value) filter (where canonical_metric = '{{ name }}') as {{ name }},
         {%- endfor %}
@@ -41,6 +50,7 @@ final as (
         run_id,
         step,
         wall_time,
+        run_parts,
         {%- for name in canonical_metrics %}
         {{ name }},
         {%- endfor %}

@@ -6,8 +6,9 @@ runs as (
     select * from {{ ref('stg_runs') }}
 ),
 
+{# the history mart, not the lake: it holds one row per point already #}
 metrics as (
-    select * from {{ ref('stg_metrics') }}
+    select * from {{ ref('fct_metric_history') }}
 ),
 
 attributes as (

@@ -1,11 +1,20 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='delete+insert',
+        unique_key=['run_id'],
+    )
+}}
 {# Every point of every tracker run, with its canonical name. A run that logs
    several keys of one canonical metric (TRL's `loss` and `train/loss` from
    two trackers) gives the name to one of them: the alias with the lowest
-   priority, then the first key by name; the others keep canonical_metric null. #}
+   priority, then the first key by name; the others keep canonical_metric null.
+   Built by run: a build recomputes only the runs that received a lake part
+   since the last one (macro changed_runs); a new key can move a run's names. #}
 with
 
 metrics as (
-    select * from {{ ref('stg_metrics') }}
+    {{ changed_runs(ref('stg_metrics'), lake_run_parts('metrics')) }}
 ),
 
 aliases as (
@@ -37,7 +46,9 @@ final as (
         chosen.canonical_metric,
         metrics.value,
         metrics.wall_time,
-        metrics.source
+        metrics.source,
+        metrics.ingested_at,
+        metrics.run_parts
     from metrics
     left join chosen using (run_id, metric)
 )

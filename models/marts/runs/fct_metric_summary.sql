@@ -1,10 +1,18 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='delete+insert',
+        unique_key=['run_id'],
+    )
+}}
 {# One row per run and metric: where it started and ended, its range, and how
    it moved. Statistics are over finite values (a NaN would poison them); the
-   non-finite ones are counted. #}
+   non-finite ones are counted. Built by run: only runs that received points
+   since the last build are summarised again (macro changed_runs). #}
 with
 
 history as (
-    select * from {{ ref('fct_metric_history') }}
+    {{ changed_runs(ref('fct_metric_history'), ref('fct_metric_history')) }}
 ),
 
 finite as (
@@ -52,7 +60,8 @@ non_finite as (
         metric,
         any_value(canonical_metric) as canonical_metric,
         count(*) filter (where not isfinite(value)) as non_finite_points,
-        count(*) filter (where isnan(value)) as nan_points
+        count(*) filter (where isnan(value)) as nan_points,
+        max(run_parts) as run_parts
     from history
     group by run_id, metric
 ),
@@ -89,7 +98,8 @@ final as (
         stats.std,
         recent.recent_slope,
         reached.step_at_90pct,
-        reached.step_at_90pct - stats.first_step as steps_to_90pct
+        reached.step_at_90pct - stats.first_step as steps_to_90pct,
+        non_finite.run_parts
     from non_finite
     left join stats using (run_id, metric)
     left join recent using (run_id, metric)

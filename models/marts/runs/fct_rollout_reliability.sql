@@ -1,13 +1,14 @@
 {# Infrastructure health per training step: failed rollouts, the slowest
-   game and the slowest volume reload, each timing scored against its own
-   trailing window (the `spike_window` finite points before it). A z-score
-   needs `spike_min_history` prior points and a window that varies; before
+   game and the slowest volume reload, each timing scored as the findings
+   score it (int_metric_scores): in log space against the median of the
+   `spike_window` points before it and the series' own noise. A z-score
+   needs `spike_min_history` prior points and a series that varies; before
    that it is null, so a run's first steps never raise a spike. #}
 with
 
-history as (
-    select * from {{ ref('fct_metric_history') }}
-    where canonical_metric in ('max_total_s', 'max_volume_reload_s')
+scored as (
+    select * from {{ ref('int_metric_scores') }}
+    where metric in ('max_total_s', 'max_volume_reload_s')
 ),
 
 steps as (
@@ -15,40 +16,6 @@ steps as (
     where failed_rollouts is not null
         or max_total_s is not null
         or max_volume_reload_s is not null
-),
-
-trailing_stats as (
-    {# Each finite timing with the mean, spread and size of the window of
-       points before it. #}
-    select
-        run_id,
-        step,
-        canonical_metric,
-        value,
-        avg(value) over prior as trailing_mean,
-        stddev_samp(value) over prior as trailing_std,
-        count(value) over prior as trailing_points
-    from history
-    where isfinite(value)
-    window prior as (
-        partition by run_id, canonical_metric
-        order by step
-        rows between {{ var('spike_window') }} preceding and 1 preceding
-    )
-),
-
-scored as (
-    select
-        run_id,
-        step,
-        canonical_metric,
-        trailing_mean,
-        trailing_points,
-        case
-            when trailing_points >= {{ var('spike_min_history') }} and trailing_std > 0
-                then (value - trailing_mean) / trailing_std
-        end as z
-    from trailing_stats
 ),
 
 final as (
@@ -60,8 +27,8 @@ final as (
         steps.max_volume_reload_s,
         total.z as max_total_s_z,
         reload.z as max_volume_reload_s_z,
-        total.trailing_mean as max_total_s_trailing_mean,
-        reload.trailing_mean as max_volume_reload_s_trailing_mean,
+        total.trailing_median as max_total_s_trailing_median,
+        reload.trailing_median as max_volume_reload_s_trailing_median,
         coalesce(total.trailing_points, 0) as max_total_s_trailing_points,
         coalesce(reload.trailing_points, 0) as max_volume_reload_s_trailing_points,
         case
@@ -74,11 +41,11 @@ final as (
     left join scored as total
         on steps.run_id = total.run_id
         and steps.step = total.step
-        and total.canonical_metric = 'max_total_s'
+        and total.metric = 'max_total_s'
     left join scored as reload
         on steps.run_id = reload.run_id
         and steps.step = reload.step
-        and reload.canonical_metric = 'max_volume_reload_s'
+        and reload.metric = 'max_volume_reload_s'
 )
 
 select * from final

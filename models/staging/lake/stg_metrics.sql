@@ -1,6 +1,8 @@
 {# A view over the lake's tracker histories: names and types, nothing computed.
    A run holds one value per step and key; a value that changed (a restarted
-   trainer logged the step again) lands again, and the newest is the value. #}
+   trainer logged the step again) lands again, and the newest is the value.
+   run_parts counts the run's parts read, so the marts built by run can tell
+   when a run received a part (macro changed_runs). #}
 with
 
 source as (
@@ -29,7 +31,8 @@ renamed as (
         case
             when wall_time between 0 and 7258118400 then to_timestamp(wall_time)::timestamp
         end as wall_time,
-        strptime(ingested_at, '%Y%m%dT%H%M%S%fZ') as ingested_at
+        strptime(ingested_at, '%Y%m%dT%H%M%S%fZ') as ingested_at,
+        count(distinct ingested_at) over (partition by run_id) as run_parts
 
     from source
 ),

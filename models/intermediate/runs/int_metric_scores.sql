@@ -1,0 +1,154 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='delete+insert',
+        unique_key=['run_id'],
+    )
+}}
+{# Every point of the metrics the findings judge, measured against its own
+   series' noise, so fct_run_findings and fct_rollout_reliability call the
+   same points excursions:
+   - a point's residual is its distance from the median of the
+     `spike_window` points before it (in log space for gradient norms and
+     timings, whose noise is multiplicative; scored once
+     `spike_min_history` points precede it);
+   - the series' noise scale is the larger of 1.4826 x the median absolute
+     deviation of its residuals and their 95th absolute percentile / 1.96
+     (both equal the standard deviation of normal noise; the second does not
+     vanish when most values are one number, as GRPO's loss of 0);
+   - z = residual / the larger of that scale and the spread (1.4826 x MAD)
+     of the residuals just before the point, so noise that shrinks over a
+     run does not make its noisier start look wild; null for a series with
+     no spread.
+   reward_mean also enters as `reward_mean_change`, its step-to-step change:
+   a trend cancels out of it, so a swing of the reward stands out.
+   Built by run (macro changed_runs). #}
+{%- set spike_window = var('spike_window') -%}
+{%- set min_history = var('spike_min_history') -%}
+{%- set log_metrics = "('grad_norm', 'max_total_s', 'max_volume_reload_s')" -%}
+with
+
+changed_history as (
+    {{ changed_runs(ref('fct_metric_history'), ref('fct_metric_history')) }}
+),
+
+run_parts as (
+    select run_id, max(run_parts) as run_parts
+    from changed_history
+    group by run_id
+),
+
+finite_points as (
+    select
+        run_id,
+        canonical_metric as metric,
+        step,
+        value
+    from changed_history
+    where canonical_metric in {{ judged_metrics() }}
+        and isfinite(value)
+),
+
+series as (
+    {# `v`: the value, or its log for the metrics with multiplicative noise
+       (which must then be positive). #}
+    select
+        run_id,
+        metric,
+        step,
+        value,
+        case when metric in {{ log_metrics }} then ln(value) else value end as v
+    from finite_points
+    where metric not in {{ log_metrics }} or value > 0
+    union all
+    select
+        run_id,
+        'reward_mean_change' as metric,
+        step,
+        value - lag(value) over (partition by run_id order by step) as value,
+        value - lag(value) over (partition by run_id order by step) as v
+    from finite_points
+    where metric = 'reward_mean'
+),
+
+numbered as (
+    select
+        *,
+        row_number() over (partition by run_id, metric order by step) as n
+    from series
+    where value is not null
+),
+
+trailing_stats as (
+    select
+        *,
+        median(v) over prior as trailing_median,
+        count(*) over prior as trailing_points
+    from numbered
+    window prior as (
+        partition by run_id, metric order by n
+        rows between {{ spike_window }} preceding and 1 preceding
+    )
+),
+
+scored as (
+    select
+        *,
+        case
+            when trailing_points >= {{ min_history }} then v - trailing_median
+        end as residual
+    from trailing_stats
+),
+
+residuals as (
+    select
+        *,
+        1.4826 * mad(residual) over (
+            partition by run_id, metric order by n
+            rows between {{ spike_window }} preceding and 1 preceding
+        ) as trailing_spread
+    from scored
+),
+
+noise as (
+    select
+        run_id,
+        metric,
+        nullif(
+            greatest(
+                1.4826 * mad(residual),
+                quantile_cont(abs(residual), 0.95) / 1.96
+            ),
+            0
+        ) as noise_scale
+    from scored
+    group by run_id, metric
+),
+
+final as (
+    select
+        residuals.run_id,
+        residuals.metric,
+        residuals.step,
+        residuals.n,
+        residuals.value,
+        {#- in the metric's own units #}
+        case
+            when residuals.metric in {{ log_metrics }} then exp(residuals.trailing_median)
+            else residuals.trailing_median
+        end as trailing_median,
+        residuals.trailing_points,
+        residuals.residual,
+        residuals.trailing_spread,
+        noise.noise_scale,
+        case
+            when noise.noise_scale > 0 then residuals.residual
+                / greatest(noise.noise_scale, coalesce(residuals.trailing_spread, 0))
+        end as z,
+        run_parts.run_parts
+    from residuals
+    inner join noise using (run_id, metric)
+    inner join run_parts using (run_id)
+)
+
+select * from final
