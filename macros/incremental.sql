@@ -161,10 +161,9 @@ where {{ changed_runs_predicate(parts, own_parts) }}
 {% macro lake_run_parts(table_name) %}
 {#- (run_id, run_parts) of a lake table from its file listing alone (no
     parquet is opened): how many parts each run has. -#}
-    {%- set pattern = env_var("OBS_LAKE", "lake") ~ "/" ~ table_name ~ "/*/*/*.parquet" -%}
     (select
         regexp_extract(file, '/run_id=([^/]*)/ingested_at=[^/]*/[^/]*$', 1) as run_id,
         count(*) as run_parts
-    from glob('{{ pattern | replace("'", "''") }}')
+    from glob({{ lake_parts_glob(table_name) }})
     group by 1)
 {%- endmacro %}

@@ -19,8 +19,13 @@
     {%- endif -%}
 {% endmacro %}
 
-{% macro lake_has_parts(table_name) %}
+{% macro lake_parts_glob(table_name) %}
+{#- The glob of a lake table's parts, as a quoted SQL string. -#}
     {%- set pattern = env_var("OBS_LAKE", "lake") ~ "/" ~ table_name ~ "/*/*/*.parquet" -%}
-    {%- set found = run_query("select count(*) from glob('" ~ pattern | replace("'", "''") ~ "')") -%}
+    '{{ pattern | replace("'", "''") }}'
+{%- endmacro %}
+
+{% macro lake_has_parts(table_name) %}
+    {%- set found = run_query("select count(*) from glob(" ~ lake_parts_glob(table_name) ~ ")") -%}
     {{ return(found.columns[0].values()[0] > 0) }}
 {% endmacro %}
