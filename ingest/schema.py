@@ -144,3 +144,17 @@ RUN_TABLE = TableSpec(
         Column("record_hash", pa.string(), "SHA-1 of the row's content (a changed run lands anew)"),
     ),
 )
+
+REWARD_SAMPLES = "reward_samples"
+
+REWARD_SAMPLE_TABLE = TableSpec(
+    REWARD_SAMPLES,
+    (
+        Column("step", pa.int64(), "the training step the monitor logged"),
+        Column("reward_function", pa.string(), "the reward function's name"),
+        Column("sample_idx", pa.int64(), "0-based position of the sample in the step's batch"),
+        Column("reward", pa.float64(), "the function's reward for the sample"),
+        Column("source", pa.string(), "what wrote it: reward-monitor"),
+        Column("source_file", pa.string(), "absolute path of the file read"),
+    ),
+)

@@ -22,12 +22,23 @@ where {{ changed_groups_predicate(lookup or upstream, grain, upstream_time, own_
 {%- endmacro %}
 
 {% macro changed_groups_predicate(lookup, grain, upstream_time, own_time) %}
-{%- if grain[0] != 'run_id' or grain | length > 2 -%}
-    {{ exceptions.raise_compiler_error("changed_rows: grain is [run_id] or [run_id, <integer column>]") }}
-{%- endif -%}
 {%- if not execute -%}
     true
 {%- else -%}
+    {{ groups_predicate(changed_groups(lookup, grain, upstream_time, own_time), grain) }}
+{%- endif -%}
+{% endmacro %}
+
+{% macro changed_groups(lookup, grain, upstream_time='ingested_at', own_time='ingested_through') %}
+{#- The groups (by `grain`: [run_id] or [run_id, <integer column>]) of
+    `lookup` that received rows this model has not counted yet, as a dict
+    run -> list of the second grain column's values (a list of none for
+    grain [run_id]); see changed_rows. Empty outside execution. -#}
+{%- if grain[0] != 'run_id' or grain | length > 2 -%}
+    {{ exceptions.raise_compiler_error("changed_rows: grain is [run_id] or [run_id, <integer column>]") }}
+{%- endif -%}
+{%- set by_run = {} -%}
+{%- if execute -%}
     {#- 1. each run's watermark, less the look-back window -#}
     {%- set held = run_query(
         "select run_id, cast(max(" ~ own_time ~ ") - to_seconds("
@@ -54,20 +65,38 @@ where {{ changed_groups_predicate(lookup or upstream, grain, upstream_time, own_
         "select distinct " ~ grain | join(", ") ~ " from " ~ lookup
         ~ " where " ~ recent | join(" or ") ~ " order by all"
     ) -%}
-    {%- set by_run = {} -%}
     {%- for row in changed.rows -%}
         {%- do by_run.setdefault(row[0], []).append(row[1] if grain | length > 1 else none) -%}
     {%- endfor -%}
-    {%- if not by_run -%}
-        false
-    {%- else -%}
-        (
-        {%- for run, values in by_run.items() %}
-            {{ "or " if not loop.first }}(upstream.run_id = {{ _quoted(run) }}
-            {%- if grain | length > 1 %} and upstream.{{ grain[1] }} in ({{ values | join(", ") }}){% endif %})
-        {%- endfor %}
-        )
-    {%- endif -%}
+{%- endif -%}
+{{ return(by_run) }}
+{% endmacro %}
+
+{% macro merge_groups(first, second) %}
+{#- The union of two results of changed_groups (same grain). -#}
+{%- set merged = {} -%}
+{%- for by_run in [first, second] -%}
+    {%- for run, values in by_run.items() -%}
+        {%- for value in values -%}
+            {%- if value not in merged.setdefault(run, []) %}{% do merged[run].append(value) %}{% endif -%}
+        {%- endfor -%}
+    {%- endfor -%}
+{%- endfor -%}
+{{ return(merged) }}
+{% endmacro %}
+
+{% macro groups_predicate(by_run, grain, alias='upstream') %}
+{#- A predicate on `alias`'s columns named by `grain` that holds for the
+    groups of `by_run` (a result of changed_groups); false when it is empty. -#}
+{%- if not by_run -%}
+    false
+{%- else -%}
+    (
+    {%- for run, values in by_run.items() %}
+        {{ "or " if not loop.first }}({{ alias }}.{{ grain[0] }} = {{ _quoted(run) }}
+        {%- if grain | length > 1 %} and {{ alias }}.{{ grain[1] }} in ({{ values | join(", ") }}){% endif %})
+    {%- endfor %}
+    )
 {%- endif -%}
 {% endmacro %}
 

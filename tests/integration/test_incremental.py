@@ -93,6 +93,12 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
     lake, warehouse = tmp_path / "lake", tmp_path / "inc" / "obs.duckdb"
     base = ["--lake", lake, "--warehouse", warehouse]
     run_cli([*base, "ingest", "rollouts", run_a, "--run", "a", "-q"])
+    # Run a's performance metric, for reward hacking: iterations 0-3 now, 4 later.
+    accuracy = tmp_path / "a_eval.jsonl"
+    accuracy.write_text(
+        "".join(f'{{"step": {t}, "eval/accuracy": {0.5 + t / 20}}}\n' for t in range(4))
+    )
+    run_cli([*base, "ingest", "metrics", accuracy, "--run", "a", "-q"])
     # Tracker histories too: a seed-style run with a planted pattern, in two steps.
     exports = tmp_path / "exports"
     write_seed_export(exports / "w1.json", run_id="w1", steps=60, patterns=["kl_runaway"])
@@ -118,6 +124,26 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
     for table, column in sentinels.items():
         flipped = f"update {table} set {column} = -{column} - 1"
         con.execute(f"{flipped} where run_id = 'a' and iteration in (1, 3)")
+    # The reward marts build by step (a rollout's iteration) too. Their
+    # values feed tables rebuilt at every build, so the mark is the publish
+    # time they hold (an old one is never "new"), put back before comparing.
+    reward_tables = [
+        "int_reward_samples",
+        "int_reward_sample_function_steps",
+        "int_reward_sample_steps",
+        "int_reward_sample_pair_steps",
+    ]
+    held_times = {
+        table: con.execute(
+            f"select distinct step, ingested_through from {table} where run_id = 'a'"
+        ).fetchall()
+        for table in reward_tables
+    }
+    for table in reward_tables:
+        con.execute(
+            f"update {table} set ingested_through = timestamp '2000-01-01' "
+            "where run_id = 'a' and step in (1, 3)"
+        )
     # The run-history models build by run: w0 must not be read again, the
     # grown w1 must, whole (its marks of how far it was judged included).
     for table, column in run_sentinels.items():  # negated: exact both ways
@@ -138,6 +164,9 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
     (held / "4.jsonl").rename(run_a / "4.jsonl")
     run_cli([*base, "ingest", "rollouts", run_a, "--run", "a", "-q"])
     run_cli([*base, "ingest", "rollouts", held / "b", "--run", "b", "-q"])
+    with accuracy.open("a") as grown:
+        grown.write('{"step": 4, "eval/accuracy": 0.7}\n')
+    run_cli([*base, "ingest", "metrics", accuracy, "--run", "a", "-q"])
     write_seed_export(exports / "w1.json", run_id="w1", steps=90, patterns=["kl_runaway"])
     write_seed_export(exports / "w2.json", run_id="w2", steps=40, seed=1)
     run_cli([*base, "ingest", "metrics", exports, "-q"])
@@ -156,6 +185,14 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
         # Iteration 1 was not read again; the grown iteration 3 was, whole.
         assert con.execute(marked).fetchall() == [(1,)], table
         con.execute(f"update {table} set {column} = -{column} - 1 where {column} < 0")
+    for table in reward_tables:
+        marked = f"select distinct step from {table} where ingested_through < '2001-01-01'"
+        assert con.execute(marked).fetchall() == [(1,)], table
+        (original,) = [t for step, t in held_times[table] if step == 1]
+        con.execute(
+            f"update {table} set ingested_through = ? where ingested_through < '2001-01-01'",
+            [original],
+        )
     for table, column in run_sentinels.items():
         marked = f"select distinct run_id from {table} where {column} < 0"
         assert con.execute(marked).fetchall() == [("w0",)], table

@@ -1,0 +1,58 @@
+{% macro reward_rule_holds(rules, value) %}
+{#- Whether a reward_quality_rules row holds for `value`: at or above
+    `lower` (above it when lower_inclusive is false), below `upper`; a
+    blank bound does not bound. -#}
+    ({{ value }} is not null
+        and ({{ rules }}.lower is null
+            or {{ value }} > {{ rules }}.lower
+            or ({{ value }} = {{ rules }}.lower and coalesce({{ rules }}.lower_inclusive, true)))
+        and ({{ rules }}.upper is null or {{ value }} < {{ rules }}.upper))
+{% endmacro %}
+
+{% macro slope_t(slope, noise, index_spread) %}
+{#- A least-squares slope over its standard error, the noise being the
+    series' step-to-step variance: slope / sqrt(noise / index_spread). A
+    series with no noise: 0 when flat, +-infinity when it moves. -#}
+    case
+        when {{ slope }} is null then null
+        when {{ noise }} > 0 and {{ index_spread }} > 0
+            then {{ slope }} / sqrt({{ noise }} / {{ index_spread }})
+        when {{ slope }} > 0 then 'infinity'::double
+        when {{ slope }} < 0 then '-infinity'::double
+        else 0.0
+    end
+{% endmacro %}
+
+{% macro rule_texts(component_values, keys) %}
+{#- The reward_quality_rules rows that hold for each (keys..., component,
+    value) row of `component_values`: one row per text said. -#}
+    select
+        {%- for key in keys %}
+        component_values.{{ key }},
+        {%- endfor %}
+        rules.rule_order,
+        '' as function_a,
+        '' as function_b,
+        rules.list_name,
+        rules.text,
+        rules.recommendation
+    from {{ component_values }} as component_values
+    inner join {{ ref('reward_quality_rules') }} as rules
+        on {{ reward_rule_holds('rules', 'component_values.value') }}
+        and rules.component = component_values.component
+{% endmacro %}
+
+{% macro text_lists(said, keys) %}
+{#- The texts of `said` (rows of rule_texts) as the issues, warnings and
+    recommendations lists of each (keys...), in the rules' order. -#}
+    select
+        {{ keys | join(", ") }},
+        list(text order by rule_order, function_a, function_b)
+            filter (where list_name = 'issue') as issues,
+        list(text order by rule_order, function_a, function_b)
+            filter (where list_name = 'warning') as warnings,
+        list(recommendation order by rule_order, function_a, function_b)
+            filter (where recommendation is not null) as recommendations
+    from {{ said }}
+    group by {{ keys | join(", ") }}
+{% endmacro %}

@@ -1,0 +1,68 @@
+{# The series reward hacking is judged on: one point per run, reward
+   function (null for the total) and step at which the performance metric
+   was logged, with the reward at that step (the latest reward step at or
+   before it, when the two are logged at different steps) and the point's
+   position in the series (point_index, from 0). The total is the sum of
+   the functions' step means, which is the step's mean reward. #}
+with
+
+performance as (
+    select run_id, step, value as performance
+    from {{ ref('int_reward_logged') }}
+    where measure = 'performance' and isfinite(value)
+),
+
+rewards as (
+    select run_id, cast(null as varchar) as reward_function, step, mean as reward
+    from {{ ref('fct_reward_steps') }}
+    where isfinite(mean)
+    union all
+    select run_id, reward_function, step, mean
+    from {{ ref('fct_reward_function_steps') }}
+    where isfinite(mean)
+),
+
+series as (
+    select distinct run_id, reward_function
+    from rewards
+),
+
+wanted as (
+    select series.run_id, series.reward_function, performance.step, performance.performance
+    from series
+    inner join performance on series.run_id = performance.run_id
+),
+
+aligned as (
+    select
+        wanted.run_id,
+        wanted.reward_function,
+        wanted.step,
+        rewards.step as reward_step,
+        rewards.reward,
+        wanted.performance
+    from wanted
+    asof inner join rewards
+        on wanted.run_id = rewards.run_id
+        and coalesce(wanted.reward_function, '') = coalesce(rewards.reward_function, '')
+        and wanted.step >= rewards.step
+),
+
+final as (
+    select
+        ---------- ids
+        run_id,
+        reward_function,
+        step,
+
+        ---------- numerics
+        reward_step,
+        reward,
+        performance,
+        row_number() over (
+            partition by run_id, reward_function order by step
+        ) - 1 as point_index
+    from aligned
+)
+
+select * from final

@@ -1,0 +1,145 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='delete+insert',
+        unique_key=['run_id', 'step'],
+    )
+}}
+{# Every per-sample reward of every reward function, one row per run, step,
+   sample and function, from the richest source a step has:
+   1. rollouts with per-function rewards (a table's or TRL's reward columns,
+      a dump's `rewards` object; the seed-style dumps' V_i, S_i and
+      format_score components when the rollout carries V_i or S_i), the
+      step being the rollout's iteration and the samples numbered by prompt
+      and sample order;
+   2. else a reward monitor's `reward_scores` (stg_reward_samples).
+   Built by step: a build reads again only the (run, step) groups of either
+   source that received a lake part since the last one, and replaces them
+   whole. ingested_through is the newest part of either source the step's
+   rows were read with, so a step is read again when either grows. #}
+
+{%- set groups = {} -%}
+{%- if is_incremental() -%}
+    {%- set groups = merge_groups(
+        changed_groups(ref('stg_rollouts'), ['run_id', 'iteration']),
+        changed_groups(ref('stg_reward_samples'), ['run_id', 'step'])
+    ) -%}
+{%- endif %}
+
+with
+
+rollouts as (
+    select
+        run_id,
+        iteration as step,
+        prompt_hash,
+        sample_idx,
+        rewards,
+        v_i,
+        s_i,
+        format_score,
+        ingested_at
+    from {{ ref('stg_rollouts') }} as upstream
+    where (
+        cardinality(rewards) > 0 or v_i is not null or s_i is not null
+    )
+    {%- if is_incremental() %}
+        and {{ groups_predicate(groups, ['run_id', 'iteration']) }}
+    {%- endif %}
+),
+
+rollouts_numbered as (
+    select
+        *,
+        row_number() over (
+            partition by run_id, step order by prompt_hash, sample_idx
+        ) - 1 as sample_number
+    from rollouts
+),
+
+rollout_rewards as (
+    select
+        run_id,
+        step,
+        sample_number as sample_idx,
+        unnest(
+            case
+                when cardinality(rewards) > 0
+                    then list_transform(
+                        map_entries(rewards),
+                        entry -> {'reward_function': entry.key, 'reward': entry.value}
+                    )
+                else list_filter(
+                    [
+                        {'reward_function': 'V_i', 'reward': v_i},
+                        {'reward_function': 'S_i', 'reward': s_i},
+                        {'reward_function': 'format_score', 'reward': format_score}
+                    ],
+                    component -> component.reward is not null
+                )
+            end,
+            recursive := true
+        ),
+        'rollouts' as source,
+        1 as source_rank,
+        ingested_at
+    from rollouts_numbered
+),
+
+monitor_rewards as (
+    select
+        run_id,
+        step,
+        sample_idx,
+        reward_function,
+        reward,
+        'reward-monitor' as source,
+        2 as source_rank,
+        ingested_at
+    from {{ ref('stg_reward_samples') }} as upstream
+    {%- if is_incremental() %}
+    where {{ groups_predicate(groups, ['run_id', 'step']) }}
+    {%- endif %}
+),
+
+both_sources as (
+    select * from rollout_rewards
+    union all
+    select * from monitor_rewards
+),
+
+picked as (
+    select
+        run_id,
+        step,
+        sample_idx,
+        reward_function,
+        reward,
+        source,
+        source_rank,
+        max(ingested_at) over (partition by run_id, step) as ingested_through
+    from both_sources
+    where reward is not null
+    qualify source_rank = min(source_rank) over (partition by run_id, step)
+),
+
+final as (
+    select
+        ---------- ids
+        run_id,
+        step,
+        sample_idx,
+        reward_function,
+
+        ---------- strings
+        source,
+
+        ---------- numerics
+        reward,
+
+        ---------- timestamps
+        ingested_through
+    from picked
+)
+
+select * from final

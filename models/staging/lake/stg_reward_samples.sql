@@ -1,0 +1,43 @@
+{# A view over the lake's per-sample rewards (a reward monitor's
+   `reward_scores`): names and types, nothing computed. A step file written
+   again with other values lands again; the newest part of a run's step and
+   function is the value. #}
+with
+
+source as (
+    select * from {{ lake_source('reward_samples', {
+        'run_id': 'varchar', 'ingested_at': 'varchar', 'step': 'bigint',
+        'reward_function': 'varchar', 'sample_idx': 'bigint', 'reward': 'double',
+        'source': 'varchar', 'source_file': 'varchar'}) }}
+),
+
+renamed as (
+    select
+        ---------- ids
+        cast(run_id as varchar) as run_id,
+        cast(step as bigint) as step,
+        reward_function,
+        cast(sample_idx as bigint) as sample_idx,
+
+        ---------- strings
+        source,
+        source_file,
+
+        ---------- numerics
+        cast(reward as double) as reward,
+
+        ---------- timestamps
+        strptime(ingested_at, '%Y%m%dT%H%M%S%fZ') as ingested_at
+
+    from source
+),
+
+newest as (
+    select *
+    from renamed
+    qualify dense_rank() over (
+        partition by run_id, step, reward_function order by ingested_at desc
+    ) = 1
+)
+
+select * from newest
