@@ -41,8 +41,8 @@ test-fast: install
 	$(BIN)/python -m pytest -m "not integration and not slow"
 
 lint: install
-	$(BIN)/ruff check ingest reports cli tests bench
-	$(BIN)/ruff format --check ingest reports cli tests bench
+	$(BIN)/ruff check ingest reports cli tests bench monitor
+	$(BIN)/ruff format --check ingest reports cli tests bench monitor
 
 bench: install
 	$(BIN)/python bench/run.py

@@ -73,6 +73,10 @@ history-*     run histories (bench/histories.py): ``--history-runs`` (default
               slowest nodes of each history build. ``--no-histories`` skips
               them; ``--only-histories`` runs nothing else (figures in
               ``bench/out/results-histories.json``).
+track-step    ``RewardTracker.track_step`` (obs.monitor, the reward monitor's
+              writer) in this process (bench/track_step.py): mean microseconds
+              per step over 300 steps of 4 reward functions x 512 samples,
+              with and without ``track_distributions``; about a second.
 
 Behind flags (each takes minutes on 2 cores):
 
@@ -112,6 +116,8 @@ Goals (the goal table; 2 cores):
    every stage should be >= ru_maxrss; a shortfall of a few per cent is a
    peak in the last < 20 ms of a process, unseen by any poll, so the target
    is >= 0.98 and the peak reported everywhere is the larger of the two.
+7  the reward monitor's track_step, 4 functions x 512 samples, without
+   distributions: < 1 ms per step (with them: shown, info).
 -  checks: obs and pandas agree on mean_score (<= 1e-9); after the live stage
    the warehouse holds all 26 iterations and every rollout; reward throughput;
    after history-next, fct_metric_history holds every point the exports hold
@@ -145,6 +151,7 @@ import duckdb
 import histories  # bench/histories.py (the script's folder is on sys.path)
 import nodes  # bench/nodes.py
 import proctree  # bench/proctree.py
+import track_step  # bench/track_step.py
 from obs.ingest.synthetic import DemoSpec, write_demo_run
 
 HERE = Path(__file__).resolve().parent
@@ -730,6 +737,31 @@ def history_goals(found: dict) -> list[Goal]:
     return rows
 
 
+def track_step_goals(found: dict) -> list[Goal]:
+    """The reward monitor's per-step cost (bench/track_step.py) in the goal table."""
+    shape = f"{found['functions']} fns x {found['samples']} samples"
+    return [
+        goal(
+            "7",
+            f"reward monitor track_step, {shape} (us/step)",
+            found["us_per_step"],
+            "{:,.0f}",
+            "< 1000",
+            lambda v: v < track_step.GOAL_US,
+            [],
+        ),
+        goal(
+            "7",
+            f"reward monitor track_step, {shape}, distributions (us/step)",
+            found["us_per_step_distributions"],
+            "{:,.0f}",
+            "info",
+            lambda v: True,
+            [],
+        ),
+    ]
+
+
 def print_goals(goals: list[Goal], bench: Bench) -> None:
     width = max(len(g.name) for g in goals)
     print(f"\n{'#':<2} {'goal':<{width}} {'figure':>10} {'target':>9}  status")
@@ -858,6 +890,8 @@ def main() -> None:
 
     growth = row_growth(bench, out, prompts, args.growth_rows, args.seed) if args.growth else []
     history = None if args.no_histories else run_histories(bench, out, args, cold["build"])
+    print("  track-step ...", file=sys.stderr, flush=True)
+    tracked = track_step.measure()
 
     # ---- stage table
     cores = os.cpu_count()
@@ -938,6 +972,7 @@ def main() -> None:
 
     if history:
         histories.report(history)
+    track_step.report(tracked)
 
     # ---- goals
     floor_s, ceiling_s = cold["floor"], cold["ceiling"]
@@ -1175,6 +1210,7 @@ def main() -> None:
         )
     if history:
         goals += history_goals(history)
+    goals += track_step_goals(tracked)
     if rewarded:
         goals.append(
             goal(
@@ -1233,6 +1269,7 @@ def main() -> None:
         ],
         "reward": [s.record() for s in rewarded],
         "histories": histories.record(history) if history else None,
+        "track_step": tracked,
         "goals": [asdict(g) | {"status": g.status} for g in goals],
         "failures": bench.failures,
         "seconds": elapsed,

@@ -24,6 +24,8 @@ COMMANDS = {
     "analyze": "obs.cli.commands.runs:analyze",
     "compare": "obs.cli.commands.runs:compare",
     "findings": "obs.cli.commands.runs:findings",
+    "rewards": "obs.cli.commands.rewards:rewards",
+    "alerts": "obs.cli.commands.rewards:alerts",
 }
 
 

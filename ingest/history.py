@@ -17,6 +17,12 @@ publishes nothing unless every source is clean.
 
 A run's attributes (name, state, tags, config, summary, ...) land in ``runs``
 as one row each time they change; the newest row wins in ``stg_runs``.
+
+Per-sample rewards (the reward monitor's ``reward_scores``) land in
+``reward_samples`` by block: a (step, reward function) whose rewards the run
+already holds lands nothing; one whose rewards differ (a step file written
+again) lands again, whole, and the newest part is the value
+(``stg_reward_samples``).
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -48,18 +55,34 @@ from obs.ingest.schema import (
     METRICS,
     REJECT_TABLE,
     REJECTS,
+    REWARD_SAMPLE_TABLE,
+    REWARD_SAMPLES,
     RUN_TABLE,
     RUNS,
 )
-from obs.ingest.trackers.base import HistoryReject, RunHistory, clean_text
+from obs.ingest.trackers.base import HistoryReject, RunHistory, SampleBlock, clean_text
 
 logger = logging.getLogger(__name__)
 
 # Reader modules under obs.ingest.trackers, in the order sources are looked for.
-READERS = ("wandb_files", "tensorboard_files", "mlflow_store", "trl_state", "jsonl_metrics")
-TABLES = [METRICS, RUNS, REJECTS]
+READERS = (
+    "wandb_files",
+    "tensorboard_files",
+    "mlflow_store",
+    "trl_state",
+    "jsonl_metrics",
+    "reward_monitor",
+)
+TABLES = [METRICS, RUNS, REJECTS, REWARD_SAMPLES]
 SOURCES = "_sources"  # per source: the stat it had when it last landed, and its runs
 WRITE_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 1}
+# Reward samples are written in row groups of about this many rows, dictionary
+# encoding only the text columns (a dictionary of rewards costs memory and gains little).
+SAMPLE_CHUNK_ROWS = 1 << 17
+SAMPLE_WRITE_OPTIONS: dict[str, Any] = {
+    **WRITE_OPTIONS,
+    "use_dictionary": ["reward_function", "source", "source_file"],
+}
 
 
 def readers() -> list[ModuleType]:
@@ -94,6 +117,8 @@ def plan(path: Path, fmt: str = "auto") -> list[Source]:
     found: list[Source] = []
     seen: set[Path] = set()
     for module in readers():
+        if fmt != "auto" and fmt not in module.FORMATS:
+            continue  # (another reader's search of a large folder costs time)
         for kind, origin in module.find(path):
             if fmt not in {"auto", kind}:
                 continue
@@ -215,6 +240,133 @@ def _new_points(con: Any, history: RunHistory, parts: list[str]) -> tuple[pa.Tab
     return fresh, repeated, distinct, changed
 
 
+def _new_samples(con: Any, history: RunHistory, parts: list[str]) -> tuple[list[int], int]:
+    """The sample blocks (indexes into ``history.samples``) the run does not hold yet.
+
+    A block is held when the run's newest part holding its (step, reward
+    function) holds as many samples with the same rewards. Blocks are
+    compared by their size and a digest (the XOR of DuckDB's hash of each
+    (sample_idx, reward)), both sides computed by the same query, so the
+    comparison streams over the landed parts instead of joining every sample.
+    ``parts`` are the run's reward_samples parts, oldest first. Also: how
+    many of the blocks returned replace rewards that landed before.
+    """
+    blocks = history.samples
+    if not blocks:
+        return [], 0
+    if not parts:
+        return list(range(len(blocks))), 0
+    lengths = np.fromiter((len(b.rewards) for b in blocks), np.int64, len(blocks))
+    starts = np.zeros(len(blocks), np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    samples = pa.table(
+        {
+            "block": np.repeat(np.arange(len(blocks), dtype=np.int32), lengths),
+            "sample_idx": np.arange(int(lengths.sum()), dtype=np.int64)
+            - np.repeat(starts, lengths),
+            "reward": np.concatenate([b.rewards for b in blocks]),
+        }
+    )
+    described = pa.table(
+        {
+            "block": pa.array(range(len(blocks)), pa.int32()),
+            "step": pa.array([b.step for b in blocks], pa.int64()),
+            "reward_function": pa.array([b.reward_function for b in blocks], pa.string()),
+        }
+    )
+    con.register("new_samples", samples)
+    con.register("new_blocks", described)
+    try:
+        con.execute("create or replace temp table sample_part_order (filename varchar, rank int)")
+        con.executemany(
+            "insert into sample_part_order values (?, ?)", [[p, n] for n, p in enumerate(parts)]
+        )
+        query = """
+            with landed as (
+                select s.step, s.reward_function, o.rank, count(*) as size,
+                    bit_xor(hash(s.sample_idx, s.reward)) as digest
+                from read_parquet($parts, filename = true) s
+                join sample_part_order o using (filename)
+                where s.step in (select step from new_blocks)
+                group by all
+            ),
+            held as (
+                select step, reward_function,
+                    arg_max(size, rank) as size, arg_max(digest, rank) as digest
+                from landed
+                group by all
+            ),
+            incoming as (
+                select block, count(*) as size, bit_xor(hash(sample_idx, reward)) as digest
+                from new_samples
+                group by block
+            )
+            select b.block, h.step is not null as was_landed
+            from new_blocks b
+            join incoming i using (block)
+            left join held h using (step, reward_function)
+            where h.step is null or h.size != i.size or h.digest != i.digest
+            order by b.block
+        """
+        rows = con.execute(query, {"parts": parts}).fetchall()
+    finally:
+        con.unregister("new_samples")
+        con.unregister("new_blocks")
+    return [int(block) for block, _ in rows], sum(1 for _, landed in rows if landed)
+
+
+def _stage_samples(
+    folder: Path, blocks: list[SampleBlock], source: str, origin: str
+) -> tuple[Path, int]:
+    """Stage ``blocks`` as one reward_samples part, written a row group at a time; its rows."""
+    path = folder / f"{REWARD_SAMPLES}.{uuid.uuid4().hex[:12]}" / "part.parquet"
+    path.parent.mkdir(parents=True)
+    schema = REWARD_SAMPLE_TABLE.schema
+    rows = 0
+    with pq.ParquetWriter(path, schema, **SAMPLE_WRITE_OPTIONS) as writer:
+        chunk: list[SampleBlock] = []
+        size = 0
+        for block in [*blocks, None]:
+            if block is not None:
+                chunk.append(block)
+                size += len(block.rewards)
+            if chunk and (block is None or size >= SAMPLE_CHUNK_ROWS):
+                writer.write_table(_samples_chunk(chunk, source, origin, schema))
+                rows += size
+                chunk, size = [], 0
+    return path, rows
+
+
+def _samples_chunk(
+    blocks: list[SampleBlock], source: str, origin: str, schema: pa.Schema
+) -> pa.Table:
+    """Rows of ``blocks``: texts repeated through dictionary indexes (one copy of each)."""
+    lengths = np.fromiter((len(b.rewards) for b in blocks), np.int64, len(blocks))
+    count = int(lengths.sum())
+    starts = np.zeros(len(blocks), np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+
+    def repeated(texts: list[str]) -> pa.Array:
+        unique = list(dict.fromkeys(texts))
+        code = {text: n for n, text in enumerate(unique)}
+        indexes = np.repeat(np.array([code[t] for t in texts], np.int32), lengths)
+        dictionary = pa.array([clean_text(t) for t in unique], pa.string())
+        return pa.DictionaryArray.from_arrays(pa.array(indexes), dictionary).cast(pa.string())
+
+    files = [origin if b.file is None else str(b.file.resolve()) for b in blocks]
+    return pa.table(
+        {
+            "step": np.repeat(np.array([b.step for b in blocks], np.int64), lengths),
+            "reward_function": repeated([b.reward_function for b in blocks]),
+            "sample_idx": np.arange(count, dtype=np.int64) - np.repeat(starts, lengths),
+            "reward": np.concatenate([b.rewards for b in blocks]),
+            "source": repeated([source] * len(blocks)),
+            "source_file": repeated(files),
+        },
+        schema=schema,
+    )
+
+
 def _table(result: pa.Table | pa.RecordBatchReader) -> pa.Table:
     """A query's rows, read now (a reader would read them after the view is gone)."""
     return result.read_all() if isinstance(result, pa.RecordBatchReader) else result
@@ -282,13 +434,14 @@ def _new_rejects(history: RunHistory, parts: list[str]) -> list[HistoryReject]:
     """The rejects the run has not recorded yet (a source read again rejects again)."""
     if not history.rejects or not parts:
         return history.rejects
-    seen: set[tuple[str, int, str]] = set()
+    seen: set[tuple[str, str, int, str]] = set()
     for part in parts:
         table = pq.read_table(part, columns=["table_name", "source_file", "source_line", "reason"])
         for row in table.to_pylist():
-            if row["table_name"] == METRICS:
-                seen.add((row["source_file"], row["source_line"], row["reason"]))
-    return [r for r in history.rejects if (str(r.file.resolve()), r.line, r.reason) not in seen]
+            seen.add((row["table_name"], row["source_file"], row["source_line"], row["reason"]))
+    return [
+        r for r in history.rejects if (r.table, str(r.file.resolve()), r.line, r.reason) not in seen
+    ]
 
 
 def _stage(folder: Path, name: str, table: pa.Table) -> Path:
@@ -307,10 +460,11 @@ def _land_one(
 ) -> FileResult:
     """Stage one history's new points, run row and rejects; its result."""
     origin = str(source.origin.resolve())
-    result = FileResult(source.origin, landing.run_id)
+    result = HistoryFileResult(source.origin, landing.run_id)
     fresh, repeated, distinct, changed = _new_points(
         landing.con, history, landing.parts(lake, METRICS)
     )
+    new_blocks, replaced = _new_samples(landing.con, history, landing.parts(lake, REWARD_SAMPLES))
     staged: list[tuple[str, Path]] = []
     if fresh.num_rows:
         table = pa.table(
@@ -325,9 +479,18 @@ def _land_one(
             schema=METRIC_TABLE.schema,
         )
         staged.append((METRICS, _stage(landing.staging.root, METRICS, table)))
+    samples_landed = 0
+    sample_steps: list[int] = []
+    if new_blocks:
+        blocks = [history.samples[n] for n in new_blocks]
+        path, samples_landed = _stage_samples(landing.staging.root, blocks, history.source, origin)
+        staged.append((REWARD_SAMPLES, path))
+        sample_steps = [blocks[0].step, blocks[-1].step, *(b.step for b in blocks)]
     row = _run_row(history, origin)
     # A source that gave nothing but rejects (a file of garbage) names no run.
-    says_something = history.points or history.config or history.summary or history.state
+    says_something = (
+        history.points or history.samples or history.config or history.summary or history.state
+    )
     if says_something and row["record_hash"] != _latest_hash(landing.parts(lake, RUNS)):
         table = pa.Table.from_pylist([row], schema=RUN_TABLE.schema)
         staged.append((RUNS, _stage(landing.staging.root, RUNS, table)))
@@ -335,7 +498,7 @@ def _land_one(
     if fresh_rejects:
         rejects = pa.table(
             {
-                "table_name": [METRICS] * len(fresh_rejects),
+                "table_name": [r.table for r in fresh_rejects],
                 "source_file": [str(r.file.resolve()) for r in fresh_rejects],
                 "source_line": [r.line for r in fresh_rejects],
                 "reason": [r.reason for r in fresh_rejects],
@@ -344,7 +507,8 @@ def _land_one(
             schema=REJECT_TABLE.schema,
         )
         staged.append((REJECTS, _stage(landing.staging.root, REJECTS, rejects)))
-    steps = fresh.column("step") if fresh.num_rows else None
+    steps = fresh.column("step").to_pylist() if fresh.num_rows else []
+    steps += sample_steps
     size, mtime, digest = stat
     entry = ManifestEntry(
         table_name=METRICS,
@@ -353,12 +517,12 @@ def _land_one(
         mtime_ns=mtime,
         content_hash=digest,
         bytes_consumed=size,
-        lines_consumed=history.points,
-        rows_landed=fresh.num_rows,
+        lines_consumed=history.points + history.sample_count,
+        rows_landed=fresh.num_rows + samples_landed,
         rows_rejected=len(fresh_rejects),
         claimed_iteration=None,
-        iteration_min=None if steps is None else int(min(steps.to_pylist())),
-        iteration_max=None if steps is None else int(max(steps.to_pylist())),
+        iteration_min=min(steps) if steps else None,
+        iteration_max=max(steps) if steps else None,
         parts=[],
         status="truncated" if history.truncated else "complete",
         recorded_at=lake_files.utc_now(),
@@ -366,17 +530,27 @@ def _land_one(
     if staged:  # a source that adds nothing leaves the manifest as it was
         landing.entries.append(entry)
         landing.staged.append((entry, staged))
-    result.rows_landed = fresh.num_rows
+    result.rows_landed = fresh.num_rows + samples_landed
+    result.samples_landed = samples_landed
     result.rows_rejected = len(fresh_rejects)
     result.reject_reasons = [r.reason for r in fresh_rejects]
     notes = list(history.notes)
-    if not fresh.num_rows and history.points:
+    if not result.rows_landed and (history.points or history.samples):
         result.status = "unchanged"
         notes.insert(0, "already ingested")
-    elif distinct > fresh.num_rows:
-        notes.append(f"{distinct - fresh.num_rows:,} points the run already holds")
+    else:
+        if distinct > fresh.num_rows:
+            notes.append(f"{distinct - fresh.num_rows:,} points the run already holds")
+        held_blocks = len(history.samples) - len(new_blocks)
+        if held_blocks and new_blocks:
+            notes.append(f"{held_blocks:,} reward-sample blocks the run already holds")
     if changed:
         notes.append(f"{changed:,} values differ from what landed before (the newer kept)")
+    if replaced:
+        notes.append(
+            f"{replaced:,} reward-sample blocks (step, function) differ from what landed "
+            "before (a step file written again; the newer kept)"
+        )
     if repeated and result.status != "unchanged":
         notes.append(f"{repeated:,} keys logged again at a step with another value (the last kept)")
     result.note = "; ".join(notes)
@@ -407,12 +581,28 @@ def _publish(lake: Path, landing: _Landing) -> None:
 
 
 @dataclass
+class HistoryFileResult(FileResult):
+    """One source's outcome; ``rows_landed`` counts its points and its reward samples."""
+
+    samples_landed: int = 0
+
+
+@dataclass
 class HistoryResult(IngestResult):
     """An ingest's outcome, plus what the sources held that is not a metric."""
 
     skipped: Counter[str] = field(default_factory=Counter)
     sources: int = 0
     runs: list[str] = field(default_factory=list)
+
+    @property
+    def samples_landed(self) -> int:
+        """Reward samples landed (``rows_landed`` counts them too)."""
+        return sum(getattr(f, "samples_landed", 0) for f in self.files)
+
+    @property
+    def points_landed(self) -> int:
+        return self.rows_landed - self.samples_landed
 
 
 def land_histories(
@@ -508,6 +698,8 @@ def land_histories(
                         n for n in (result.note, "nothing published (--strict)") if n
                     )
                     result.rows_landed = 0
+                    if isinstance(result, HistoryFileResult):
+                        result.samples_landed = 0
     finally:
         con.close()
     if not strict_failed:

@@ -124,3 +124,51 @@ def run_export(settings: Settings, run: str, out: Path | None) -> None:
     with friendly_errors(settings.debug):
         result = export_run(settings.warehouse, run, out or Path(f"analysis_{run}.json"))
     click.echo(json.dumps(result))
+
+
+@export.command("tensorboard")
+@click.argument("run")
+@click.option(
+    "--logdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="The run's TensorBoard folder (created when missing).",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace an earlier `obs export tensorboard` in --logdir.",
+)
+@pass_settings
+def tensorboard(settings: Settings, run: str, logdir: Path, force: bool) -> None:
+    """A run's reward monitoring metrics as TensorBoard scalars (needs tensorboardX).
+
+    Writes one event file into LOGDIR, at the marts' step: rewards/{mean,std,
+    min,max,total,signal_to_noise,entropy,variance} and training/{kl_divergence,
+    policy_entropy,advantage_mean,advantage_std} from fct_reward_steps;
+    rewards/functions/{fn}, rewards/functions/{fn}_std and contributions/{fn}
+    from fct_reward_function_steps; and the reward monitor's custom-scalars
+    layout (Reward Signals, Training Dynamics, Contributions). A null in the
+    marts is not written.
+
+    LOGDIR is one TensorBoard run. When it already holds an export, the
+    command refuses; --force removes that export's event files
+    (*.obs-export) and writes a new one. Event files obs did not write are
+    never removed: a LOGDIR holding them is refused, --force or not.
+
+    \b
+    Example:
+      obs export tensorboard grpo-ifeval --logdir tb/grpo-ifeval
+      tensorboard --logdir tb
+    """
+    from obs.reports.tensorboard_export import export_tensorboard
+
+    with friendly_errors(settings.debug):
+        result = export_tensorboard(settings.warehouse, run, logdir, force=force)
+    replaced = f", replacing {len(result.replaced)} earlier file(s)" if result.replaced else ""
+    echo_err(
+        f"run {result.run_id}: {result.scalars} scalars ({len(result.tags)} tags, "
+        f"{result.steps} steps, {len(result.reward_functions)} reward functions) "
+        f"written to {result.logdir}{replaced}"
+    )
+    click.echo(str(result.path))

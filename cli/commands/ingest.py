@@ -29,6 +29,7 @@ def ingest() -> None:
     Example:
       obs ingest rollouts runs/grpo-ifeval/rollout_data --run grpo-ifeval
       obs ingest metrics runs/grpo-ifeval/wandb --run grpo-ifeval
+      obs ingest monitoring runs/grpo-ifeval/monitoring_data --run grpo-ifeval
     """
 
 
@@ -225,7 +226,7 @@ def _report(result: IngestResult, settings: Settings, as_json: bool, quiet: bool
     callback=_run_option,
     help="Land every run found under PATH as this one run (default: the id each source "
     "gives: the W&B run id, the TensorBoard run folder, the MLflow run id, the TRL output "
-    "folder, the JSONL file's name).",
+    "folder, the JSONL file's name, the reward monitor's folder).",
 )
 @click.option(
     "--format",
@@ -233,7 +234,7 @@ def _report(result: IngestResult, settings: Settings, as_json: bool, quiet: bool
     default="auto",
     show_default=True,
     help="Read only this kind of source: auto, wandb, wandb-export, wandb-csv, tensorboard, "
-    "trl, mlflow, jsonl.",
+    "trl, mlflow, jsonl, reward-monitor.",
 )
 @click.option(
     "--strict",
@@ -253,13 +254,14 @@ def metrics(
     as_json: bool,
     quiet: bool,
 ) -> None:
-    """Land run histories: W&B, TensorBoard, TRL, MLflow and JSON-lines metric logs.
+    """Land run histories: W&B, TensorBoard, TRL, MLflow, JSON-lines logs, reward monitors.
 
     PATH is a file or a folder; a folder may hold many runs of many trackers.
     Lands every scalar as (run, step, key, value, wall time) in the lake's
     `metrics` table (NaN and Infinity kept) and each run's name, state, tags,
-    config and summary in `runs`. Media, tables and histograms are not metrics:
-    the summary line counts what was skipped. Ingesting again lands only the
+    config and summary in `runs`; a reward monitor's per-sample rewards land
+    in `reward_samples`. Media, tables and histograms are not metrics: the
+    summary line counts what was skipped. Ingesting again lands only the
     steps the run does not hold yet.
 
     \b
@@ -270,22 +272,103 @@ def metrics(
       obs ingest metrics trl-out/ --run trl-gsm8k     # trainer_state.json files
       obs ingest metrics mlruns/                      # an MLflow file store
       obs ingest metrics outputs/metrics.jsonl --run verl-gsm8k
+      obs ingest metrics monitoring_data/ --run grpo-1  # a GRPO reward monitor's folder
     """
-    from obs.ingest.history import describe_skipped, formats, ingest_metrics
+    from obs.ingest.history import formats
 
     if fmt != "auto" and fmt not in formats():
         raise click.BadParameter(
             f"{fmt!r} is not one of auto, {', '.join(formats())}", param_hint="--format"
         )
-    with friendly_errors(settings.debug), _file_progress("ingesting metrics", quiet) as tick:
-        result = ingest_metrics(
-            path,
-            lake=settings.lake,
-            run_id=run_id,
-            fmt=fmt,
-            strict=strict,
-            on_source=tick,  # type: ignore[arg-type]
+    _land_histories(settings, path, run_id, fmt, strict, as_json, quiet)
+
+
+@ingest.command()
+@click.argument("path", metavar="DIR", type=click.Path(path_type=Path))
+@click.option(
+    "--run",
+    "run_id",
+    help="Run id: 1-128 letters, digits and . _ - + @ : (default: the folder's name; its "
+    "path below DIR, joined with '.', for folders found under DIR).",
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="All or nothing: land nothing and exit 1 when any file or sample is rejected.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+@quiet_option
+@pass_settings
+def monitoring(
+    settings: Settings,
+    path: Path,
+    run_id: str | None,
+    strict: bool,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Land a GRPO reward monitor's folder (obs.monitor.RewardTracker's files).
+
+    DIR is the monitor's folder (monitoring_data/), or a folder holding such
+    folders. Each step_NNNNNN.json's metrics land in `metrics` (W&B-style keys:
+    rewards/mean, rewards/functions/{fn}, contributions/{fn}, training/...;
+    the dataclass names such as mean_reward are mapped onto them), its
+    reward_scores in `reward_samples` (one row per step, function and
+    sample); final_metrics.json and summary.json give the run's config and
+    summary. A bad file goes to `_rejects` with its name and reason while the
+    rest lands; ingesting again lands only new or changed steps. The same as
+    `obs ingest metrics DIR --format reward-monitor`.
+
+    \b
+    Example:
+      obs ingest monitoring monitoring_data --run grpo-qwen-1
+      obs ingest monitoring outputs/ --json     # every monitor folder under outputs/
+    """
+    if run_id is not None:
+        try:
+            check_run_id(run_id)
+        except IngestError as exc:
+            raise click.ClickException(f"{exc}; for example --run grpo-1") from exc
+    from obs.ingest.trackers import reward_monitor
+
+    if path.exists() and not reward_monitor.find(path):
+        raise click.ClickException(
+            f"{path}: holds no reward monitor files (step_NNNNNN.json, final_metrics.json); "
+            "point at the folder RewardTracker writes (monitoring_data/ by default)"
         )
+    _land_histories(settings, path, run_id, "reward-monitor", strict, as_json, quiet)
+
+
+def _land_histories(
+    settings: Settings,
+    path: Path,
+    run_id: str | None,
+    fmt: str,
+    strict: bool,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """``obs ingest metrics`` and ``obs ingest monitoring``: land, report, exit."""
+    from obs.ingest.history import describe_skipped, ingest_metrics
+
+    try:
+        with friendly_errors(settings.debug), _file_progress("ingesting metrics", quiet) as tick:
+            result = ingest_metrics(
+                path,
+                lake=settings.lake,
+                run_id=run_id,
+                fmt=fmt,
+                strict=strict,
+                on_source=tick,  # type: ignore[arg-type]
+            )
+    except OSError as exc:  # the lake cannot be written, say
+        if settings.debug:
+            raise
+        where = exc.filename or settings.lake
+        raise click.ClickException(
+            f"{where}: {exc.strerror or exc}; check that the path exists and the lake "
+            f"({settings.lake}) is writable"
+        ) from exc
     skipped = describe_skipped(result.skipped)
     unreadable = [f for f in result.files if f.status == "unreadable"]
     only_unreadable = bool(unreadable) and len(unreadable) == len(result.files)
@@ -297,8 +380,11 @@ def metrics(
             if file.note and file.status != "unchanged" and not quiet and not only_unreadable:
                 echo_err(f"note: {file.source}: {file.note}")
         runs = ", ".join(result.runs) if len(result.runs) <= 4 else f"{len(result.runs)} runs"
+        landed = _plural(result.points_landed, "point")
+        if result.samples_landed or fmt == "reward-monitor":
+            landed += f" and {_plural(result.samples_landed, 'reward sample')}"
         click.echo(
-            (f"runs {runs}: " if runs else "") + f"{_plural(result.rows_landed, 'point')} landed, "
+            (f"runs {runs}: " if runs else "") + f"{landed} landed, "
             f"{result.rows_rejected:,} rejected, from {_plural(result.sources, 'source')}"
             + (f" (not metrics, skipped: {skipped})" if skipped else "")
             + f" -> {settings.lake}"
@@ -347,6 +433,8 @@ def _metrics_payload(result: HistoryResult, settings: Settings) -> dict[str, obj
         "lake": str(settings.lake),
         "sources": result.sources,
         "rows_landed": result.rows_landed,
+        "points_landed": result.points_landed,
+        "samples_landed": result.samples_landed,
         "rows_rejected": result.rows_rejected,
         "strict_failed": result.strict_failed,
         "skipped": dict(result.skipped),

@@ -59,10 +59,33 @@ def _coverage(warehouse: Path, runs: list[str]) -> str:
     return ", ".join(f"{run}: {n} iterations ({low}-{high})" for run, n, low, high in rows)
 
 
+def _new_alerts(warehouse: Path, runs: set[str], seen: set[tuple[str, str, int]]) -> list[str]:
+    """The alerts of ``runs`` not printed yet, in the reward monitor's line format, each
+    run's oldest first; marked as printed. Nothing while the warehouse is busy (they come
+    in a later round) or when it holds no alerts table (no reward data)."""
+    import duckdb
+    from obs.reports.rewards import alert_line, unseen_alerts
+
+    if not runs or not warehouse.is_file():
+        return []
+    try:
+        with duckdb.connect(str(warehouse), read_only=True) as con:
+            fresh = unseen_alerts(con, runs, seen)
+    except duckdb.Error:
+        return []
+    return [f"  {a['run_id']}: {alert_line(a)}" for a in fresh]
+
+
 def _round(
-    dbt: Dbt, settings: Settings, path: Path, run_id: str | None, metrics: Path | None = None
+    dbt: Dbt,
+    settings: Settings,
+    path: Path,
+    run_id: str | None,
+    metrics: Path | None = None,
+    followed: set[str] | None = None,
 ) -> str:
-    """One round: land, build what changed (also what a failed round left); its line."""
+    """One round: land, build what changed (also what a failed round left); its line.
+    The runs PATH and the tracker history hold are added to ``followed``."""
     from obs.ingest.rollouts import ingest_rollouts
 
     landed = ingest_rollouts(path, lake=settings.lake, run_id=run_id)
@@ -74,6 +97,8 @@ def _round(
         history = ingest_metrics(metrics, lake=settings.lake, run_id=run_id)
         files += history.files
         points = history.rows_landed
+    if followed is not None:
+        followed.update(f.run_id for f in files)
     problems = [f for f in files if f.is_problem]
     noted = f"; {len(problems)} file(s) not landed: {problems[0].source.name}" if problems else ""
     check_lake(settings)
@@ -132,10 +157,16 @@ def watch(
     rollouts does), builds only the models downstream of what landed (as obs
     build does, keeping dbt and the parsed project loaded between rounds),
     and prints one line: rows landed, iterations now in the marts, seconds
-    taken. Between rounds the warehouse is free: obs sql and the DuckDB shell
-    can read it. A round that fails prints its error and the next round tries
-    again. Ctrl-C or SIGTERM stops after the step under way (every file
-    lands whole or not at all); a second one stops at once.
+    taken. Then it prints the reward alerts of the runs it follows (the run
+    of PATH and of the --metrics history) that it has not printed before,
+    on stderr below that line, in the GRPO reward monitor's format
+    (`  RUN: 🚨 [CRITICAL] Step 19: ...`): the first round prints the alerts already raised when
+    the watch starts, later rounds only new ones (an alert is its run, rule
+    and step; obs alerts lists them all). Between rounds the warehouse is
+    free: obs sql and the DuckDB shell can read it. A round that fails
+    prints its error and the next round tries again. Ctrl-C or SIGTERM
+    stops after the step under way (every file lands whole or not at all);
+    a second one stops at once.
 
     \b
     Example:
@@ -145,18 +176,22 @@ def watch(
     dbt = Dbt(settings.warehouse, settings.lake, keep_manifest=True)
     stop = _Stop()
     number = 0
+    followed: set[str] = {run_id} if run_id is not None else set()
+    printed: set[tuple[str, str, int]] = set()
     with stop.installed():
         while not stop.event.is_set():
             number += 1
             started = time.perf_counter()
             clock = time.strftime("%H:%M:%S")
             try:
-                line = _round(dbt, settings, path, run_id, metrics)
+                line = _round(dbt, settings, path, run_id, metrics, followed)
             except (IngestError, click.ClickException) as exc:
                 message = exc.format_message() if isinstance(exc, click.ClickException) else exc
                 line = f"error: {message}; trying again next round"
             elapsed = time.perf_counter() - started
             echo_err(f"[{clock}] round {number}: {line} ({elapsed:.1f} s)")
+            for alert in _new_alerts(settings.warehouse, followed, printed):
+                echo_err(alert)
             if rounds is not None and number >= rounds:
                 break
             stop.event.wait(max(0.0, every - elapsed))

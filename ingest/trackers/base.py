@@ -17,6 +17,10 @@ logged value becomes:
 
 A record that cannot be read at all (a damaged line, a step that is not an
 integer) is a reject: file, line (or record number) and reason.
+
+A source that logs every sample's reward (the reward monitor's
+``reward_scores``) adds them as ``samples``: one block per (step, reward
+function), its rewards in sample order, for the ``reward_samples`` table.
 """
 
 from __future__ import annotations
@@ -41,6 +45,17 @@ class HistoryReject:
     line: int  # 1-based line, or 1-based record number in a file of records
     reason: str
     raw: str = ""
+    table: str = "metrics"  # the lake table the record was meant for
+
+
+@dataclass
+class SampleBlock:
+    """One step's per-sample rewards of one reward function (sample i at position i)."""
+
+    step: int
+    reward_function: str
+    rewards: Any  # a 1-D float64 numpy array
+    file: Path | None = None  # the file it was read from (else the run's origin)
 
 
 @dataclass
@@ -63,6 +78,7 @@ class RunHistory:
     keys: list[str] = field(default_factory=list)
     values: list[float] = field(default_factory=list)
     wall_times: list[float | None] = field(default_factory=list)
+    samples: list[SampleBlock] = field(default_factory=list)  # per-sample rewards, if logged
     skipped: Counter[str] = field(default_factory=Counter)
     rejects: list[HistoryReject] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # e.g. "truncated at the end"
@@ -103,13 +119,19 @@ class RunHistory:
         self.values.append(value)
         self.wall_times.append(epoch_seconds(wall_time))
 
-    def reject(self, file: Path, line: int, reason: str, raw: Any = "") -> None:
+    def reject(
+        self, file: Path, line: int, reason: str, raw: Any = "", table: str = "metrics"
+    ) -> None:
         text = raw if isinstance(raw, str) else repr(raw)
-        self.rejects.append(HistoryReject(file, line, reason, text[: 64 * 1024]))
+        self.rejects.append(HistoryReject(file, line, reason, text[: 64 * 1024], table))
 
     @property
     def points(self) -> int:
         return len(self.steps)
+
+    @property
+    def sample_count(self) -> int:
+        return sum(len(block.rewards) for block in self.samples)
 
 
 def media_kind(kind: str) -> str:

@@ -91,6 +91,7 @@ class Built:
     performance: dict[str, list[float]]
     lake: Path
     warehouse: Path
+    written: dict[str, dict[int, dict[str, float]]]
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +134,33 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
         ],
     }
     base = ["--lake", lake, "--warehouse", warehouse]
+    # Two runs written by obs.monitor.RewardTracker, landed with `obs ingest
+    # monitoring`: one with its samples, one with its logged values only.
+    from obs.monitor import RewardTracker
+
+    written: dict[str, dict[int, dict[str, float]]] = {"monitor": {}, "monitor-logged": {}}
+    monitored: ref.History = {
+        t: {
+            "fmt": rng.choice([0.0, 3.0], size=8),
+            "ans": rng.normal(0.5 + 0.05 * t, 1.0, size=8),
+            "len": rng.uniform(-1.0, 1.0, size=8),
+        }
+        for t in range(15)
+    }
+    for run, distributions in (("monitor", True), ("monitor-logged", False)):
+        folder = root / "data" / run / "monitoring_data"
+        with RewardTracker(
+            ["fmt", "ans", "len"], folder, track_distributions=distributions
+        ) as tracker:
+            for t, rewards in monitored.items():
+                written[run][t] = tracker.track_step(
+                    t, {f: v.tolist() for f, v in rewards.items()}, kl_divergence=0.01 * t
+                )
+        run_cli([*base, "ingest", "monitoring", folder, "--run", run, "--quiet"])
+    histories["monitor"] = monitored
     for run, history in histories.items():
+        if run == "monitor":
+            continue
         _write_run(root / "data" / run, history)
         run_cli([*base, "ingest", "rollouts", root / "data" / run, "--run", run, "--quiet"])
     for run, rows in metrics.items():
@@ -142,7 +169,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
         run_cli([*base, "ingest", "metrics", path, "--run", run, "--quiet"])
     run_cli([*base, "build", "--quiet"])
     con = duckdb.connect(str(warehouse), read_only=True)
-    yield Built(con, histories, performance, lake, warehouse)
+    yield Built(con, histories, performance, lake, warehouse, written)
     con.close()
 
 
@@ -182,7 +209,7 @@ def test_worked_example_by_hand(built: Built) -> None:
     assert functions["func2"]["abs_share"] == pytest.approx(0.6 / 2.1)
 
 
-@pytest.mark.parametrize("run", ["hacked", "clean", "alerting"])
+@pytest.mark.parametrize("run", ["hacked", "clean", "alerting", "monitor"])
 def test_step_marts_equal_the_reference(built: Built, run: str) -> None:
     history = built.histories[run]
     steps = {
@@ -218,7 +245,7 @@ def test_step_marts_equal_the_reference(built: Built, run: str) -> None:
             assert ref.close(got["contribution_pct"], expected[f"{f}/contribution"])
 
 
-@pytest.mark.parametrize("run", ["hacked", "clean", "alerting"])
+@pytest.mark.parametrize("run", ["hacked", "clean", "alerting", "monitor"])
 def test_quality_importance_and_correlations_equal_the_reference(built: Built, run: str) -> None:
     history = built.histories[run]
     (quality,) = _rows(built.con, f"select * from fct_reward_quality where run_id = '{run}'")
@@ -398,3 +425,47 @@ def test_logged_aggregates_only(built: Built) -> None:
     f_cv = math.sqrt(0.09 + np.var(f_means)) / np.mean(f_means)
     g_cv = math.sqrt(np.mean(g_stds**2)) / 0.6
     assert quality["discriminability"] == pytest.approx(min(1.0, (f_cv + g_cv) / 2 / 2))
+
+
+@pytest.mark.parametrize("run", ["monitor", "monitor-logged"])
+def test_monitor_runs_equal_what_the_tracker_logged(built: Built, run: str) -> None:
+    """A run landed from the monitor's files gives back the values its writer logged,
+    from the samples (track_distributions) or from the logged values alone."""
+    steps = {
+        r["step"]: r
+        for r in _rows(built.con, f"select * from fct_reward_steps where run_id = '{run}'")
+    }
+    functions = {
+        (r["step"], r["reward_function"]): r
+        for r in _rows(built.con, f"select * from fct_reward_function_steps where run_id = '{run}'")
+    }
+    assert sorted(steps) == list(range(15))
+    basis = "samples" if run == "monitor" else "logged"
+    assert {r["basis"] for r in steps.values()} == {basis}
+    for t, logged in built.written[run].items():
+        row = steps[t]
+        pairs = {
+            "mean": "rewards/mean",
+            "std": "rewards/std",
+            "min": "rewards/min",
+            "max": "rewards/max",
+            "total": "rewards/total",
+            "variance": "rewards/variance",
+            "signal_to_noise": "rewards/signal_to_noise",
+            "entropy": "rewards/entropy",
+            "kl_divergence": "training/kl_divergence",
+        }
+        for column, key in pairs.items():
+            assert ref.close(row[column], logged[key]), (run, t, column)
+        for f in ("fmt", "ans", "len"):
+            got = functions[(t, f)]
+            assert ref.close(got["mean"], logged[f"rewards/functions/{f}"])
+            assert ref.close(got["std"], logged[f"rewards/functions/{f}_std"])
+            assert ref.close(got["contribution_pct"], logged.get(f"contributions/{f}"))
+    (quality,) = _rows(built.con, f"select * from fct_reward_quality where run_id = '{run}'")
+    if run == "monitor-logged":
+        assert quality["quality_score"] is None and quality["coverage"] is None
+    else:
+        assert ref.close(
+            quality["quality_score"], ref.quality(built.histories["monitor"])["quality_score"]
+        )

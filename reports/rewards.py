@@ -1,0 +1,454 @@
+"""Reward monitoring read back from the marts: ``obs rewards`` and ``obs alerts``.
+
+Every number is computed by the dbt models under models/marts/rewards
+(fct_reward_quality, fct_reward_function_importance, fct_reward_hacking,
+fct_alerts); this module selects rows and words them the way the GRPO reward
+monitor does (``Quality Score: 72.4/100``, ``[CRITICAL] Step 19: ...``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+from obs.reports.errors import ReportError
+from obs.reports.runs import resolve_run, rows
+from obs.reports.runs_format import table, to_json
+from obs.reports.warehouse import connect, require_tables, table_names
+
+MARTS = (
+    "fct_reward_steps",
+    "fct_reward_quality",
+    "fct_reward_function_importance",
+    "fct_reward_hacking",
+    "fct_alerts",
+)
+LEVELS = ("info", "warning", "error", "critical")
+# The reward monitor's icons by alert level (info: U+2139 INFORMATION SOURCE, written
+# escaped because it reads like an i), and for the quality report's three lists.
+ICONS = {"info": "\u2139\ufe0f", "warning": "⚠️", "error": "❌", "critical": "🚨"}
+ISSUE, WARNING, RECOMMENDATION = "❌", "⚠️", "💡"
+SUSPICIOUS = ("high", "medium")
+# How many of a run's alerts `obs rewards` shows (the latest ones).
+LATEST_ALERTS = 10
+
+AlertKey = tuple[str, str, int]
+
+
+@dataclass
+class RewardAnalysis:
+    run_id: str
+    quality: dict[str, Any] | None
+    functions: list[dict[str, Any]]
+    hacking: list[dict[str, Any]]  # scope 'run': the total (reward_function null) first
+    windows: list[dict[str, Any]]  # scope 'window', the total's, in order
+    suspicious_windows: list[dict[str, Any]]  # high/medium windows, total and functions
+    alerts: list[dict[str, Any]] = field(default_factory=list)
+    steps: int = 0
+    basis: str | None = None
+
+    @property
+    def performance_metric(self) -> str | None:
+        return next((h["performance_metric"] for h in self.hacking), None)
+
+
+@dataclass
+class AlertSelection:
+    alerts: list[dict[str, Any]]
+    level: str
+    run_id: str | None = None
+    since_step: int | None = None
+    run_has_rewards: bool = True
+
+    @property
+    def critical(self) -> int:
+        return sum(1 for a in self.alerts if a["level"] == "critical")
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _open(warehouse: Path) -> duckdb.DuckDBPyConnection:
+    con = connect(warehouse)
+    try:
+        require_tables(con, warehouse, *MARTS)
+    except ReportError:
+        con.close()
+        raise
+    return con
+
+
+def _reward_runs(con: duckdb.DuckDBPyConnection) -> list[str]:
+    found = con.execute("select distinct run_id from fct_reward_steps order by 1").fetchall()
+    return [str(r[0]) for r in found]
+
+
+def _shown(names: list[str]) -> str:
+    return ", ".join(names[:10]) + (", ..." if len(names) > 10 else "") if names else "none"
+
+
+def _resolve(
+    con: duckdb.DuckDBPyConnection, warehouse: Path, run: str, *, need_rewards: bool
+) -> tuple[str, bool]:
+    """The run id of ``run`` (an id, else a unique run name) and whether it has reward
+    data; a run that is not there at all is a one-line ReportError, and so is one
+    without reward data when ``need_rewards``."""
+    with_rewards = _reward_runs(con)
+    if run in with_rewards:
+        return run, True
+    if "dim_runs" in table_names(con):
+        run_id = resolve_run(con, warehouse, run, rollouts_ok=True)
+    else:
+        raise ReportError(
+            f"{warehouse}: no run '{run}' (runs with reward data: {_shown(with_rewards)})"
+        )
+    if run_id in with_rewards:
+        return run_id, True
+    if need_rewards:
+        raise ReportError(
+            f"{warehouse}: run '{run}' has no reward data (runs with reward data: "
+            f"{_shown(with_rewards)}); land per-function rewards with `obs ingest rollouts "
+            f"DIR --run {run_id}` (a `rewards` object per sample) or a tracker log with reward "
+            "metrics, then `obs build`"
+        )
+    return run_id, False
+
+
+def _alerts_where(run_id: str | None, level: str, since_step: int | None) -> tuple[str, list[Any]]:
+    if level not in LEVELS:
+        raise ReportError(f"unknown alert level '{level}' (levels: {', '.join(LEVELS)})")
+    where, params = ["level_rank >= ?"], [LEVELS.index(level) + 1]
+    if run_id is not None:
+        where.append("run_id = ?")
+        params.append(run_id)
+    if since_step is not None:
+        where.append("step >= ?")
+        params.append(since_step)
+    return " and ".join(where), params
+
+
+ALERT_COLUMNS = (
+    "run_id, step, rule_name, kind, metric, level, level_rank, message, value, threshold"
+)
+
+
+def alerts_from(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str | None = None,
+    level: str = "info",
+    since_step: int | None = None,
+) -> list[dict[str, Any]]:
+    """fct_alerts rows at or above ``level``, each run's oldest first."""
+    where, params = _alerts_where(run_id, level, since_step)
+    return rows(
+        con,
+        f"select {ALERT_COLUMNS} from fct_alerts where {where} "
+        "order by run_id, step, level_rank desc, rule_name",
+        params,
+    )
+
+
+def load_alerts(
+    warehouse: Path, run: str | None = None, level: str = "info", since_step: int | None = None
+) -> AlertSelection:
+    """The alerts behind ``obs alerts``."""
+    con = _open(warehouse)
+    try:
+        run_id, has_rewards = (
+            _resolve(con, warehouse, run, need_rewards=False) if run is not None else (None, True)
+        )
+        found = alerts_from(con, run_id, level, since_step)
+    finally:
+        con.close()
+    return AlertSelection(found, level, run_id, since_step, has_rewards)
+
+
+def unseen_alerts(
+    con: duckdb.DuckDBPyConnection, runs: Iterable[str] | None, seen: set[AlertKey]
+) -> list[dict[str, Any]]:
+    """The alerts of ``runs`` (every run when None) whose (run_id, rule_name, step) is not
+    in ``seen``, oldest first; they are added to ``seen``. Nothing when fct_alerts is
+    not built (a warehouse without reward data)."""
+    if "fct_alerts" not in table_names(con):
+        return []
+    found = alerts_from(con)
+    if runs is not None:
+        wanted = set(runs)
+        found = [a for a in found if a["run_id"] in wanted]
+    fresh = [a for a in found if (a["run_id"], a["rule_name"], a["step"]) not in seen]
+    seen.update((a["run_id"], a["rule_name"], a["step"]) for a in fresh)
+    return fresh
+
+
+def load_rewards(warehouse: Path, run: str) -> RewardAnalysis:
+    """Everything ``obs rewards`` shows for one run."""
+    con = _open(warehouse)
+    try:
+        run_id, _ = _resolve(con, warehouse, run, need_rewards=True)
+        quality = rows(
+            con,
+            "select basis, steps, reward_functions, quality_score, consistency, "
+            "discriminability, stability, coverage, issues, warnings, recommendations "
+            "from fct_reward_quality where run_id = ?",
+            [run_id],
+        )
+        functions = rows(
+            con,
+            "select reward_function, rank, contribution, impact_score, variability, mean, std, "
+            "correlation_with_total, correlation_with_performance, basis, steps, n "
+            "from fct_reward_function_importance where run_id = ? order by rank",
+            [run_id],
+        )
+        hacking_columns = (
+            "reward_function, scope, window_start_step, window_end_step, performance_metric, "
+            "verdict, seed_verdict, suspected_functions, message, points, reward_slope, "
+            "performance_slope, reward_t, performance_t"
+        )
+        hacking = rows(
+            con,
+            f"select {hacking_columns} from fct_reward_hacking where run_id = ? and scope = 'run' "
+            "order by reward_function nulls first",
+            [run_id],
+        )
+        windows = rows(
+            con,
+            f"select {hacking_columns} from fct_reward_hacking where run_id = ? "
+            "and scope = 'window' order by reward_function nulls first, window_end_step",
+            [run_id],
+        )
+        steps = con.execute(
+            "select count(*), any_value(basis order by step desc) from fct_reward_steps "
+            "where run_id = ?",
+            [run_id],
+        ).fetchone()
+        alerts = alerts_from(con, run_id)
+    finally:
+        con.close()
+    for row in quality:
+        for name in ("issues", "warnings", "recommendations"):
+            row[name] = list(row[name] or [])
+    return RewardAnalysis(
+        run_id=run_id,
+        quality=quality[0] if quality else None,
+        functions=functions,
+        hacking=hacking,
+        windows=[w for w in windows if w["reward_function"] is None],
+        suspicious_windows=[w for w in windows if w["verdict"] in SUSPICIOUS],
+        alerts=alerts,
+        steps=int(steps[0]) if steps else 0,
+        basis=steps[1] if steps else None,
+    )
+
+
+# --------------------------------------------------------------------------- wording
+
+
+def alert_line(alert: dict[str, Any]) -> str:
+    """``🚨 [CRITICAL] Step 19: message``, as the GRPO reward monitor prints an alert."""
+    level = str(alert["level"])
+    return f"{ICONS.get(level, '')} [{level.upper()}] Step {alert['step']}: {alert['message']}"
+
+
+def window_spans(windows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Runs of consecutive windows (in window order) with the same high or medium verdict."""
+    spans: list[dict[str, Any]] = []
+    previous = None
+    for window in windows:
+        verdict = window["verdict"]
+        if verdict in SUSPICIOUS and previous == verdict:
+            span = spans[-1]
+            span["windows"] += 1
+            span["last_end_step"] = window["window_end_step"]
+            span["end_step"] = window["window_end_step"]
+        elif verdict in SUSPICIOUS:
+            spans.append(
+                {
+                    "verdict": verdict,
+                    "windows": 1,
+                    "first_end_step": window["window_end_step"],
+                    "last_end_step": window["window_end_step"],
+                    "start_step": window["window_start_step"],
+                    "end_step": window["window_end_step"],
+                }
+            )
+        previous = verdict
+    return spans
+
+
+def _num(value: Any, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _quality_lines(quality: dict[str, Any] | None, basis: str | None) -> list[str]:
+    if quality is None:
+        return ["Quality Score: n/a (no per-function rewards: the score judges reward functions)"]
+    if quality["quality_score"] is None:
+        reason = (
+            "needs per-sample rewards; the run logged aggregates only"
+            if (quality["basis"] or basis) == "logged"
+            else "not computed"
+        )
+        lines = [f"Quality Score: n/a ({reason})"]
+    else:
+        lines = [f"Quality Score: {quality['quality_score']:.1f}/100"]
+    lines.append(
+        "  "
+        + "  ".join(
+            f"{name} {_num(quality[name], '.2f')}"
+            for name in ("consistency", "discriminability", "stability", "coverage")
+        )
+    )
+    lines += [f"{ISSUE} {text}" for text in quality["issues"]]
+    lines += [f"{WARNING} {text}" for text in quality["warnings"]]
+    lines += [f"{RECOMMENDATION} {text}" for text in quality["recommendations"]]
+    return lines
+
+
+def function_line(function: dict[str, Any], performance_metric: str | None = None) -> str:
+    """``format_exact: 41.2% contribution (impact 19.9, variability 0.44, ...)``."""
+    name, contribution = function["reward_function"], function["contribution"]
+    head = (
+        f"{name}: {contribution:.1f}% contribution"
+        if contribution is not None
+        else f"{name}: contribution n/a (the run's total reward sums to 0 or less)"
+    )
+    parts = [
+        f"impact {_num(function['impact_score'], '.1f')}",
+        f"variability {_num(function['variability'], '.2f')}",
+    ]
+    if function["correlation_with_total"] is not None:
+        parts.append(f"r with total {function['correlation_with_total']:.2f}")
+    if function["correlation_with_performance"] is not None:
+        parts.append(
+            f"r with {performance_metric or 'performance'} "
+            f"{function['correlation_with_performance']:.2f}"
+        )
+    return f"{head} ({', '.join(parts)})"
+
+
+def _span_text(span: dict[str, Any]) -> str:
+    ends = (
+        f"step {span['first_end_step']}"
+        if span["first_end_step"] == span["last_end_step"]
+        else f"steps {span['first_end_step']}-{span['last_end_step']}"
+    )
+    count = f"{span['windows']} window{'s' if span['windows'] != 1 else ''}"
+    return (
+        f"{span['verdict']} in the windows ending at {ends} "
+        f"({count}, covering steps {span['start_step']}-{span['end_step']})"
+    )
+
+
+def _hacking_lines(analysis: RewardAnalysis) -> list[str]:
+    total = next((h for h in analysis.hacking if h["reward_function"] is None), None)
+    if total is None:
+        return ["Reward hacking: no verdict (no performance metric rows for this run)"]
+    if total["verdict"] == "no_performance_metric":
+        return [f"Reward hacking: {total['message']}"]
+    head = (
+        f"Reward hacking (performance metric {total['performance_metric']}): "
+        f"verdict {total['verdict']} over the run"
+    )
+    if total["verdict"] == "insufficient_data":
+        head += f" ({total['points']} points with the performance metric)"
+    if total["verdict"] in SUSPICIOUS:
+        head += f"; suspected: {', '.join(total['suspected_functions'] or []) or 'none named'}"
+    if total["seed_verdict"] != total["verdict"]:
+        head += f" (the reward monitor's plain slope rule says {total['seed_verdict']})"
+    lines = [head]
+    functions = [h for h in analysis.hacking if h["reward_function"] is not None]
+    if functions:
+        lines.append(
+            "  functions over the run: "
+            + ", ".join(f"{h['reward_function']} {h['verdict']}" for h in functions)
+        )
+    if not analysis.windows:
+        lines.append("  windows: none (the run has fewer points than one window)")
+        return lines
+    spans = window_spans(analysis.windows)
+    if not spans:
+        lines.append(f"  windows: none high or medium ({len(analysis.windows)} windows)")
+    else:
+        lines.append("  windows: " + "; ".join(_span_text(s) for s in spans))
+    return lines
+
+
+def _alert_section(analysis: RewardAnalysis) -> list[str]:
+    if not analysis.alerts:
+        return ["Latest alerts: none"]
+    latest = analysis.alerts[-LATEST_ALERTS:]
+    lines = ["Latest alerts:"]
+    lines += [f"  {alert_line(a)}" for a in latest]
+    earlier = len(analysis.alerts) - len(latest)
+    if earlier:
+        lines.append(f"  ({earlier} earlier; `obs alerts --run {analysis.run_id}` lists every one)")
+    return lines
+
+
+def rewards_text(analysis: RewardAnalysis) -> str:
+    quality = analysis.quality
+    functions = quality["reward_functions"] if quality else len(analysis.functions)
+    basis = (quality or {}).get("basis") or analysis.basis
+    lines = [
+        f"Reward analysis: {analysis.run_id} (basis {basis}, {analysis.steps} steps, "
+        f"{functions} reward function{'s' if functions != 1 else ''})"
+    ]
+    lines += _quality_lines(quality, analysis.basis)
+    lines.append("Function importance:" if analysis.functions else "Function importance: none")
+    lines += [f"  {function_line(f, analysis.performance_metric)}" for f in analysis.functions]
+    lines += _hacking_lines(analysis)
+    lines += _alert_section(analysis)
+    return "\n".join(lines) + "\n"
+
+
+def rewards_json(analysis: RewardAnalysis) -> str:
+    return to_json(
+        {
+            "run_id": analysis.run_id,
+            "basis": (analysis.quality or {}).get("basis") or analysis.basis,
+            "steps": analysis.steps,
+            "quality": analysis.quality,
+            "functions": analysis.functions,
+            "hacking": {
+                "performance_metric": analysis.performance_metric,
+                "run": analysis.hacking,
+                "windows": analysis.suspicious_windows,
+                "spans": window_spans(analysis.windows),
+            },
+            "alerts": analysis.alerts,
+        }
+    )
+
+
+def alerts_text(selection: AlertSelection) -> str:
+    """Each run's alerts in the reward monitor's line format, then the counts by level."""
+    if not selection.alerts:
+        scope = f" for run {selection.run_id}" if selection.run_id else ""
+        since = f" from step {selection.since_step}" if selection.since_step is not None else ""
+        why = "" if selection.run_has_rewards else " (the run has no reward data)"
+        return f"no alerts at or above {selection.level}{scope}{since}{why}\n"
+    lines: list[str] = []
+    counts: dict[str, dict[str, int]] = {}
+    for alert in selection.alerts:
+        if alert["run_id"] not in counts:
+            counts[alert["run_id"]] = dict.fromkeys(LEVELS, 0)
+            lines.append(f"run {alert['run_id']}")
+        by_level = counts[alert["run_id"]]
+        by_level[alert["level"]] = by_level.get(alert["level"], 0) + 1
+        lines.append(f"  {alert_line(alert)}")
+    lines.append("")
+    lines += table(
+        ["run", *LEVELS, "total"],
+        [
+            [run, *(by_level[name] for name in LEVELS), sum(by_level.values())]
+            for run, by_level in counts.items()
+        ],
+    )
+    return "\n".join(lines) + "\n"
+
+
+def alerts_json(selection: AlertSelection) -> str:
+    return to_json(selection.alerts)
