@@ -422,12 +422,23 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _latest_hash(parts: list[str]) -> str | None:
-    """The record hash of the run's newest attributes (``parts`` oldest first)."""
-    if not parts:
-        return None
-    hashes = pq.read_table(parts[-1], columns=["record_hash"]).column("record_hash").to_pylist()
-    return hashes[-1] if hashes else None
+def _latest_hash(parts: list[str], origin: str) -> str | None:
+    """The record hash of the newest attributes ``origin`` gave the run (``parts`` oldest first).
+
+    Per source: a run landed from two sources (a trainer's log and its
+    reward monitor under one ``--run``) would otherwise land each one's
+    unchanged attributes again whenever the other's were the newest.
+    """
+    for part in reversed(parts):
+        table = pq.read_table(part, columns=["record_hash", "source_file"])
+        for digest, source_file in zip(
+            reversed(table.column("record_hash").to_pylist()),
+            reversed(table.column("source_file").to_pylist()),
+            strict=True,
+        ):
+            if source_file == origin:
+                return str(digest)
+    return None
 
 
 def _new_rejects(history: RunHistory, parts: list[str]) -> list[HistoryReject]:
@@ -491,7 +502,7 @@ def _land_one(
     says_something = (
         history.points or history.samples or history.config or history.summary or history.state
     )
-    if says_something and row["record_hash"] != _latest_hash(landing.parts(lake, RUNS)):
+    if says_something and row["record_hash"] != _latest_hash(landing.parts(lake, RUNS), origin):
         table = pa.Table.from_pylist([row], schema=RUN_TABLE.schema)
         staged.append((RUNS, _stage(landing.staging.root, RUNS, table)))
     fresh_rejects = _new_rejects(history, landing.parts(lake, REJECTS))

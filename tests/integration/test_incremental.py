@@ -99,6 +99,20 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
         "".join(f'{{"step": {t}, "eval/accuracy": {0.5 + t / 20}}}\n' for t in range(4))
     )
     run_cli([*base, "ingest", "metrics", accuracy, "--run", "a", "-q"])
+    # A reward monitor's samples for run a's first steps (the rollouts win
+    # where both exist) and for a run of its own, m, which grows later.
+    from obs.monitor import RewardTracker
+
+    monitor = tmp_path / "monitoring_data"
+
+    def track(steps: range) -> None:
+        tracker = RewardTracker(["f", "g"], monitor, track_distributions=True)
+        for t in steps:
+            tracker.track_step(t, {"f": [t, 1.0, 2.0 * t], "g": [0.5, -t, 1.0]})
+
+    track(range(5))
+    run_cli([*base, "ingest", "monitoring", monitor, "--run", "m", "-q"])
+    run_cli([*base, "ingest", "monitoring", monitor, "--run", "a", "-q"])
     # Tracker histories too: a seed-style run with a planted pattern, in two steps.
     exports = tmp_path / "exports"
     write_seed_export(exports / "w1.json", run_id="w1", steps=60, patterns=["kl_runaway"])
@@ -164,6 +178,8 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
     (held / "4.jsonl").rename(run_a / "4.jsonl")
     run_cli([*base, "ingest", "rollouts", run_a, "--run", "a", "-q"])
     run_cli([*base, "ingest", "rollouts", held / "b", "--run", "b", "-q"])
+    track(range(5, 8))
+    run_cli([*base, "ingest", "monitoring", monitor, "--run", "m", "-q"])
     with accuracy.open("a") as grown:
         grown.write('{"step": 4, "eval/accuracy": 0.7}\n')
     run_cli([*base, "ingest", "metrics", accuracy, "--run", "a", "-q"])
@@ -174,9 +190,9 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
         warehouse,
         lake,
         ["--no-write-json", "--exclude-resource-type", "unit_test", *NO_LOOKBACK],
-        ["rollouts", "metrics", "runs"],
+        ["rollouts", "metrics", "runs", "reward_samples"],
     )
-    assert (plan.full, plan.tables) == (False, ("metrics", "rollouts", "runs"))
+    assert (plan.full, plan.tables) == (False, ("metrics", "reward_samples", "rollouts", "runs"))
     rebuilt = run_cli([*base, "build", *NO_LOOKBACK])
     assert "up to date" not in rebuilt.stderr
     con = duckdb.connect(str(warehouse))
@@ -213,6 +229,14 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
     assert [t for t, (rows, _, _) in differences.items() if rows == 0] == []
     rollouts = _positions(full, "select sum(n), count(distinct run_id) from fct_score_distribution")
     assert rollouts == [(12 * 5 * 4 + 9 * 3 * 4, 2)]
+    # Run m's eight monitored steps, three samples each; run a's steps are its rollouts'.
+    samples = _positions(
+        full,
+        "select run_id, source, count(distinct step), count(*) "
+        "from int_reward_samples group by all order by all",
+    )
+    assert ("m", "reward-monitor", 8, 8 * 3 * 2) in samples
+    assert [row[1] for row in samples if row[0] == "a"] == ["rollouts"]
 
 
 def _small_built_run(tmp_path: Path) -> tuple[list, Path, str]:

@@ -741,3 +741,21 @@ def test_a_thousand_steps_of_2048_samples_land_in_bounded_memory(tmp_path: Path)
     assert peak_kb < 600 * 1024, f"peak {peak_kb // 1024} MB"
     [(rows,)] = _query(lake, "reward_samples", "select count(*) from t")
     assert rows == 2_048_000
+
+
+def test_two_sources_of_one_run_do_not_land_their_attributes_again(
+    tmp_path: Path, invoke: Invoke, lake: Path
+) -> None:
+    """A trainer's metric log and its monitor under one --run, each ingested again after
+    the other: each source's unchanged attributes land once (the runs key holds)."""
+    folder = tmp_path / "monitoring_data"
+    tracker = RewardTracker(["f"], folder)
+    tracker.track_step(0, {"f": [1.0, 2.0]})
+    log = tmp_path / "metrics.jsonl"
+    log.write_text('{"step": 0, "loss": 0.5}\n')
+    for round_ in range(2):
+        invoke(["ingest", "metrics", log, "--run", "r", "-q"])
+        invoke(["ingest", "monitoring", folder, "--run", "r", "-q"])
+        log.write_text(f'{{"step": 0, "loss": 0.5}}\n{{"step": {round_ + 1}, "loss": 0.4}}\n')
+    rows = _query(lake, "runs", "select source_file, count(*) from t group by 1 order by 1")
+    assert rows == [(str(log.resolve()), 1), (str(folder.resolve()), 1)]
