@@ -21,6 +21,7 @@ class TrainingDashboard:
     >>> dashboard.print_summary_statistics()
     >>> figures = dashboard.generate_all_charts()      # name -> plotly Figure
     >>> dashboard.save_combined_dashboard("dashboard.html")
+    >>> dashboard.save_reward_dashboard("rewards.html")  # reward monitoring alone
     """
 
     def __init__(
@@ -59,6 +60,11 @@ class TrainingDashboard:
             "select * from fct_upsampling_candidates {where} order by run_id, upsampling_rank"
         )
 
+    @property
+    def reward_steps(self) -> pd.DataFrame:
+        """fct_reward_steps: one row per run and step with reward data."""
+        return self._table("select * from fct_reward_steps {where} order by run_id, step")
+
     def print_summary_statistics(self, file: TextIO | None = None) -> None:
         """Print the run summary (as ``obs summary`` does)."""
         stream = file or sys.stdout
@@ -78,3 +84,20 @@ class TrainingDashboard:
     def save_combined_dashboard(self, path: str | Path, plotlyjs: str = "inline") -> Path:
         """Write the self-contained HTML dashboard and return its path."""
         return render_dashboard(self._load(), Path(path), plotlyjs)
+
+    def generate_reward_charts(self) -> dict[str, go.Figure]:
+        """The reward monitoring figures, by name (the first run with reward data, if several).
+
+        Empty when no chosen run has reward data.
+        """
+        from obs.reports.reward_dashboard import load_reward_dashboard
+
+        rewards = load_reward_dashboard(self.warehouse, [self.run] if self.run else None)
+        return dict(rewards.runs[0].figures) if rewards.runs else {}
+
+    def save_reward_dashboard(self, path: str | Path, plotlyjs: str = "inline") -> Path:
+        """Write the reward monitoring page (a "no reward data" page when there is none)."""
+        from obs.reports.reward_dashboard import load_reward_dashboard, render_reward_dashboard
+
+        rewards = load_reward_dashboard(self.warehouse, [self.run] if self.run else None)
+        return render_reward_dashboard(rewards, Path(path), plotlyjs)

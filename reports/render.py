@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pandas as pd
@@ -28,6 +28,9 @@ from obs.reports import figures
 from obs.reports.errors import ReportError
 from obs.reports.warehouse import connect, require_tables
 from plotly.offline import get_plotlyjs, get_plotlyjs_version
+
+if TYPE_CHECKING:
+    from obs.reports.reward_dashboard import RewardRun
 
 MARTS = (
     "fct_iteration_summary",
@@ -78,6 +81,8 @@ class Dashboard:
     runs: list[RunCharts]
     iterations: list[int] | None
     generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    # Reward monitoring of the runs with reward data: the extra tabs.
+    rewards: list[RewardRun] = field(default_factory=list)
 
 
 def _fmt_int(value: Any) -> str:
@@ -126,9 +131,19 @@ def _frame(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any]) ->
 
 
 def load_dashboard(
-    warehouse: Path, runs: Sequence[str] | None = None, iterations: Sequence[int] | None = None
+    warehouse: Path,
+    runs: Sequence[str] | None = None,
+    iterations: Sequence[int] | None = None,
+    rewards: bool = True,
 ) -> Dashboard:
-    """Read every chart's rows from the marts and build the figures, run by run."""
+    """Read every chart's rows from the marts and build the figures, run by run.
+
+    With ``rewards``, the runs with reward data get the reward monitoring
+    sections too (none in a warehouse built before the reward marts).
+    """
+    # imported here: reward_dashboard builds on this module
+    from obs.reports.reward_dashboard import load_reward_runs, runs_with_reward_data
+
     con = connect(warehouse)
     try:
         require_tables(con, warehouse, *MARTS)
@@ -155,13 +170,15 @@ def load_dashboard(
         frames["plateau"] = _frame(
             con, "plateau", params | {"cap": PLATEAU_BARS, "variance_floor": VARIANCE_FLOOR}
         )
+        with_rewards = (runs_with_reward_data(con) or []) if rewards else []
+        reward_runs = load_reward_runs(con, [r for r in chosen if r in with_rewards])
     finally:
         con.close()
     project = _project_vars()
     charts = [_run_charts(run, frames, project) for run in chosen]
     if picked_iterations is not None and not any(c.header for c in charts):
         raise ReportError(f"{warehouse}: none of iterations {picked_iterations} was built")
-    return Dashboard(charts, picked_iterations)
+    return Dashboard(charts, picked_iterations, rewards=reward_runs)
 
 
 def _for_run(frame: pd.DataFrame, run: str) -> pd.DataFrame:
@@ -263,9 +280,15 @@ def _sections(run: RunCharts) -> list[dict[str, Any]]:
 
 
 def render_dashboard(dashboard: Dashboard, out: Path, plotlyjs: str = "inline") -> Path:
-    """Write the combined dashboard: header, five tabs, every chart of every run."""
+    """Write the combined dashboard: header, five tabs, every chart of every run.
+
+    Runs with reward data add the seven reward monitoring tabs.
+    """
+    from obs.reports.reward_dashboard import reward_sections, reward_tabs
+
     runs = [{"run": run, "sections": _sections(run)} for run in dashboard.runs]
     tabs = [{"id": f"section-{n}", "title": t} for n, t in enumerate(figures.SECTIONS)]
+    rewards = [{"run": run, "sections": reward_sections(run)} for run in dashboard.rewards]
     html = (
         environment()
         .get_template("dashboard.html")
@@ -274,6 +297,8 @@ def render_dashboard(dashboard: Dashboard, out: Path, plotlyjs: str = "inline") 
             plotly_script=_plotly_script(plotlyjs),
             runs=runs,
             tabs=tabs,
+            rewards=rewards,
+            reward_tabs=reward_tabs() if rewards else [],
             iterations=dashboard.iterations,
             generated_at=dashboard.generated_at.strftime("%Y-%m-%d %H:%M UTC"),
         )

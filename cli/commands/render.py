@@ -1,4 +1,7 @@
-"""``obs render-dashboard``: the run's dashboard as one self-contained HTML file."""
+"""``obs render-dashboard``: the run's dashboard as one self-contained HTML file.
+
+``--kind rewards`` writes the reward monitoring page instead.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +9,25 @@ from pathlib import Path
 
 import click
 from obs.cli.errors import friendly_errors
-from obs.cli.options import Settings, pass_settings
+from obs.cli.options import Settings, echo_err, pass_settings
+
+DEFAULT_OUT = {
+    "combined": Path("reports_out/dashboard.html"),
+    "rewards": Path("reports_out/rewards.html"),
+}
 
 
 @click.command("render-dashboard")
 @click.argument("extra_iterations", nargs=-1, type=int, metavar="")
 @click.option("--run", "runs", multiple=True, help="Run(s) to show (default: every run).")
+@click.option(
+    "--kind",
+    type=click.Choice(["combined", "rewards"]),
+    default="combined",
+    show_default=True,
+    help="The combined dashboard (with reward monitoring tabs for runs with reward data),"
+    " or the reward monitoring page alone.",
+)
 @click.option(
     "--iterations",
     type=int,
@@ -21,9 +37,8 @@ from obs.cli.options import Settings, pass_settings
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("reports_out/dashboard.html"),
-    show_default=True,
-    help="The combined dashboard file.",
+    help="The page to write  [default: reports_out/dashboard.html, or with --kind rewards"
+    " reports_out/rewards.html]",
 )
 @click.option(
     "--output-dir",
@@ -56,8 +71,9 @@ def render_dashboard_command(
     settings: Settings,
     extra_iterations: tuple[int, ...],
     runs: tuple[str, ...],
+    kind: str,
     iterations: tuple[int, ...],
-    out: Path,
+    out: Path | None,
     output_dir: Path | None,
     charts: tuple[str, ...],
     output_format: str,
@@ -67,13 +83,20 @@ def render_dashboard_command(
 
     One self-contained HTML file (plotly.js inline: it opens from disk with
     no network), or with --output-dir one file per chart under the seed's
-    names (prompt_dynamics_fi.html, ..., score_distribution.html).
+    names (prompt_dynamics_fi.html, ..., score_distribution.html). Runs with
+    reward data get seven more tabs: the reward monitoring of --kind rewards.
+
+    --kind rewards writes the reward monitoring page alone (summary tiles,
+    reward signal, reward functions, training dynamics, quality, alerts and
+    reward hacking, raw data), for every run with reward data or the --run
+    ones; a warehouse without reward data gets a page that says so.
 
     \b
     Example:
       obs render-dashboard --run grpo-ifeval --out dashboard.html
       obs render-dashboard --iterations 0 5 10 --out early.html
       obs render-dashboard --output-dir charts/ --format png --chart exploration
+      obs render-dashboard --kind rewards --run grpo-ifeval --out rewards.html
     """
     # imported here: pandas and plotly are slow to import, and only this command needs them
     from obs.reports.render import load_dashboard, render_chart_files, render_dashboard
@@ -81,6 +104,10 @@ def render_dashboard_command(
     if extra_iterations and not iterations:
         raise click.UsageError(f"unexpected extra argument {extra_iterations[0]}")
     wanted = (*iterations, *extra_iterations) or None
+    out = out or DEFAULT_OUT[kind]
+    if kind == "rewards":
+        _render_rewards(settings, runs, wanted, output_dir, charts, output_format, out, plotlyjs)
+        return
     if output_format == "png" and output_dir is None:
         raise click.UsageError("--format png needs --output-dir")
     if charts and output_dir is None:
@@ -92,3 +119,34 @@ def render_dashboard_command(
                 click.echo(str(path))
             return
         click.echo(str(render_dashboard(dashboard, out, plotlyjs)))
+
+
+def _render_rewards(
+    settings: Settings,
+    runs: tuple[str, ...],
+    iterations: tuple[int, ...] | None,
+    output_dir: Path | None,
+    charts: tuple[str, ...],
+    output_format: str,
+    out: Path,
+    plotlyjs: str,
+) -> None:
+    """``--kind rewards``: the reward monitoring page, one file."""
+    for given, option in (
+        (iterations, "--iterations"),
+        (output_dir, "--output-dir"),
+        (charts, "--chart"),
+        (output_format != "html", "--format png"),
+    ):
+        if given:
+            raise click.UsageError(f"{option} is for the combined dashboard, not --kind rewards")
+    from obs.reports.reward_dashboard import load_reward_dashboard, render_reward_dashboard
+
+    with friendly_errors(settings.debug):
+        dashboard = load_reward_dashboard(settings.warehouse, runs or None)
+        path = render_reward_dashboard(dashboard, out, plotlyjs)
+    if dashboard.reason:
+        echo_err(dashboard.reason.split(":")[0] + f": {settings.warehouse} (the page says why)")
+    elif dashboard.without_data:
+        echo_err(f"no reward data for run {', '.join(dashboard.without_data)}")
+    click.echo(str(path))

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from obs.reports.figures import CHARTS, SECTIONS
+from obs.reports.figures import CHARTS, REWARD_CHARTS, REWARD_SECTIONS, SECTIONS
 
 from tests.conftest import run_cli
 
@@ -145,7 +145,8 @@ def test_every_chart_is_drawn_offline_without_errors(dashboard_page: Opened) -> 
     for tab in dashboard_page.page.query_selector_all("nav.tabs button"):
         tab.click()
     plots = dashboard_page.page.evaluate(DRAWN)
-    assert sorted(p["id"].split("__")[0] for p in plots) == sorted(CHARTS)
+    # the demo run has reward data (V_i, S_i, format_score): the reward monitoring tabs too
+    assert sorted(p["id"].split("__")[0] for p in plots) == sorted([*CHARTS, *REWARD_CHARTS])
     assert [p["id"] for p in plots if not p["drawn"]] == []
     # every chart of the demo has data: no chart fell back to an empty annotation
     assert [p["id"] for p in plots if p["traces"] == 0] == []
@@ -156,8 +157,8 @@ def test_every_chart_is_drawn_offline_without_errors(dashboard_page: Opened) -> 
 def test_each_tab_shows_its_own_charts(dashboard_page: Opened) -> None:
     page = dashboard_page.page
     tabs = page.query_selector_all("nav.tabs button")
-    assert [t.inner_text() for t in tabs] == list(SECTIONS)
-    for number, tab in enumerate(tabs):
+    assert [t.inner_text() for t in tabs] == [*SECTIONS, *REWARD_SECTIONS]
+    for number, tab in enumerate(tabs[: len(SECTIONS)]):
         tab.click()
         page.wait_for_timeout(200)
         plots = page.evaluate(DRAWN)

@@ -113,7 +113,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     }
     metrics = {
         "example": [{"step": 42, "training/kl_divergence": 0.05, "training/policy_entropy": 2.3}],
-        "hacked": [{"step": t, "eval/accuracy": v} for t, v in enumerate(performance["hacked"])],
+        # a trainer's own reward at a step with no samples: another sum, not taken
+        "hacked": [{"step": t, "eval/accuracy": v} for t, v in enumerate(performance["hacked"])]
+        + [{"step": 99, "reward": 5.0}],
         "clean": [{"step": t, "eval/accuracy": v} for t, v in enumerate(performance["clean"])],
         "alerting": alerting_metrics,
         # logged aggregates only: the monitor's keys, no samples

@@ -4,7 +4,9 @@
    Basis 'samples' where the step has per-sample rewards, else 'logged': the
    logged mean (else the sum of the logged function means, which is the
    mean of R exactly), std, min, max, total, entropy and variance as the
-   trainer logged them. signal_to_noise = |mean| / std, 0 when std = 0;
+   trainer logged them; a run that has per-sample rewards at some steps
+   takes a logged step only when the step logged its reward functions (a
+   total alone may be another reward's). signal_to_noise = |mean| / std, 0 when std = 0;
    is_zero_variance says which zeros are the batch giving no signal. #}
 with
 
@@ -66,6 +68,14 @@ logged as (
     from logged_steps
     anti join samples using (run_id, step)
     where coalesce(mean, function_mean_sum) is not null
+        {#- A run with per-sample rewards takes a logged step only when it
+            logged its reward functions too: a total logged by another
+            reward (a trainer's own score beside a dump's V_i and S_i) is not
+            the same sum. #}
+        and (
+            function_mean_sum is not null
+            or run_id not in (select distinct run_id from samples)
+        )
 ),
 
 combined as (

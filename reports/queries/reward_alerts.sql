@@ -1,0 +1,20 @@
+-- One row per alert (fct_alerts), with the mean reward at its step so the
+-- timeline can draw the alert on the reward line; the most severe first
+-- within a step.
+select
+    alerts.run_id,
+    alerts.step,
+    alerts.level,
+    alerts.level_rank,
+    alerts.rule_name,
+    alerts.kind,
+    alerts.metric,
+    alerts.message,
+    alerts.value,
+    alerts.threshold,
+    steps.mean as mean_reward
+from fct_alerts as alerts
+left join fct_reward_steps as steps
+    on alerts.run_id = steps.run_id and alerts.step = steps.step
+where list_contains($runs, alerts.run_id)
+order by alerts.run_id, alerts.step, alerts.level_rank desc, alerts.rule_name

@@ -1,0 +1,17 @@
+-- One row per run and reward function: its quality score and parts, the
+-- lowest score first (null scores last).
+select
+    run_id,
+    reward_function,
+    basis,
+    quality_score,
+    consistency,
+    discriminability,
+    stability,
+    coverage,
+    issues,
+    warnings,
+    recommendations
+from fct_reward_function_quality
+where list_contains($runs, run_id)
+order by run_id, quality_score asc nulls last, reward_function

@@ -1,0 +1,16 @@
+-- One row per run and reward function: its importance over the run, by rank.
+select
+    run_id,
+    rank,
+    reward_function,
+    basis,
+    contribution,
+    impact_score,
+    variability,
+    mean,
+    std,
+    correlation_with_total,
+    correlation_with_performance
+from fct_reward_function_importance
+where list_contains($runs, run_id)
+order by run_id, rank, reward_function

@@ -1,0 +1,338 @@
+"""Reward monitoring: the GRPO reward monitor's seven views as one static page.
+
+``obs render-dashboard --kind rewards`` writes the page; the combined dashboard
+adds the same seven sections as extra tabs for its runs with reward data. The
+numbers come from the reward marts (fct_reward_*, fct_alerts) through the
+``reports/queries/reward_*.sql`` queries, the figures from ``reports.figures``,
+the page from the templates ``rewards.html`` and ``_reward_section.html``.
+Python only picks rows and formats them: every statistic is the marts'.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+import plotly.graph_objects as go
+from markupsafe import Markup
+from obs.reports import figures
+from obs.reports.errors import ReportError
+from obs.reports.render import _embed, _frame, _plotly_script, environment
+from obs.reports.warehouse import connect, table_names
+
+REWARD_MARTS = (
+    "fct_reward_steps",
+    "fct_reward_function_steps",
+    "fct_reward_function_importance",
+    "fct_reward_quality",
+    "fct_reward_function_quality",
+    "fct_reward_anomalies",
+    "fct_reward_hacking",
+    "fct_alerts",
+)
+REWARD_QUERIES = (
+    "reward_summary",
+    "reward_steps",
+    "reward_function_steps",
+    "reward_contributions",
+    "reward_importance",
+    "reward_quality",
+    "reward_function_quality",
+    "reward_alerts",
+    "reward_anomalies",
+    "reward_hacking_windows",
+)
+RAW_ROWS = 1000  # steps in each run's raw data table (the first ones)
+RAW_PAGE = 25  # rows on one page of the raw data table
+ALERT_ROWS = 500  # alerts in each run's alert table (the first ones)
+# The raw data table: fct_reward_steps' columns as reward_steps.sql reads them.
+RAW_COLUMNS = (
+    ("step", "d"),
+    ("basis", ""),
+    ("n", "d"),
+    ("mean", ".4f"),
+    ("std", ".4f"),
+    ("min", ".4f"),
+    ("max", ".4f"),
+    ("signal_to_noise", ".3f"),
+    ("entropy", ".3f"),
+    ("variance", ".4f"),
+    ("kl_divergence", ".4f"),
+    ("policy_entropy", ".4f"),
+    ("advantage_mean", ".4f"),
+    ("advantage_std", ".4f"),
+    ("performance", ".4f"),
+)
+SUMMARY_USE_FOR = (
+    "a first look at the run's reward signal: how far it went, where the reward stands"
+    " now, and whether anything was flagged"
+)
+ADVICE_USE_FOR = (
+    "knowing what the quality report found wrong with the reward (❌ issues, ⚠️ warnings)"
+    " and what to try (💡 recommendations)"
+)
+RAW_USE_FOR = "reading the exact numbers behind the charts, step by step"
+
+
+@dataclass(frozen=True)
+class RewardRun:
+    """One run's reward monitoring: its tiles, figures, advice and raw rows."""
+
+    run_id: str
+    summary: dict[str, Any]
+    figures: dict[str, go.Figure]
+    advice: dict[str, list[str]]
+    raw_rows: list[list[str]]
+    raw_total: int
+
+
+@dataclass
+class RewardDashboard:
+    runs: list[RewardRun]
+    # Why the page has no run to show (no reward marts, no reward data), else None.
+    reason: str | None = None
+    # Runs asked for that have no reward data.
+    without_data: list[str] = field(default_factory=list)
+    generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+
+def runs_with_reward_data(con: duckdb.DuckDBPyConnection) -> list[str] | None:
+    """The runs fct_reward_steps has rows for; None when the reward marts are not built."""
+    present = table_names(con)
+    if any(mart not in present for mart in REWARD_MARTS):
+        return None
+    found = con.execute("select distinct run_id from fct_reward_steps order by 1").fetchall()
+    return [row[0] for row in found]
+
+
+def load_reward_runs(con: duckdb.DuckDBPyConnection, runs: Sequence[str]) -> list[RewardRun]:
+    """Read every reward chart's rows for ``runs`` (each must have reward data)."""
+    if not runs:
+        return []
+    params = {"runs": list(runs)}
+    frames = {name: _frame(con, name, params) for name in REWARD_QUERIES}
+    return [_reward_run(run, frames) for run in runs]
+
+
+def _known_runs(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """Every run the warehouse knows of, with reward data or not."""
+    present = table_names(con)
+    known: set[str] = set()
+    for table in ("fct_iteration_summary", "dim_runs", "fct_reward_steps"):
+        if table in present:
+            known |= {r[0] for r in con.execute(f"select distinct run_id from {table}").fetchall()}
+    return known
+
+
+def load_reward_dashboard(warehouse: Path, runs: Sequence[str] | None = None) -> RewardDashboard:
+    """The reward monitoring page's runs; a reason instead when none has reward data."""
+    con = connect(warehouse)
+    try:
+        with_data = runs_with_reward_data(con)
+        known = _known_runs(con)
+        missing = [r for r in runs or () if r not in known]
+        if missing:
+            listed = ", ".join(sorted(known)) or "none"
+            raise ReportError(f"{warehouse}: no run '{missing[0]}' (runs: {listed})")
+        if with_data is None:
+            return RewardDashboard(
+                [],
+                "No reward data: this warehouse was built before reward monitoring (the"
+                " fct_reward_* marts are missing). Run `obs build` to build them.",
+                list(runs or ()),
+            )
+        chosen = [r for r in runs or with_data if r in with_data]
+        without = [r for r in runs or () if r not in with_data]
+        loaded = load_reward_runs(con, chosen)
+    finally:
+        con.close()
+    reason = None
+    if not loaded and without:
+        reason = (
+            f"No reward data for run {', '.join(without)}: fct_reward_steps has no row for it"
+            f" (runs with reward data: {', '.join(with_data) or 'none'})."
+        )
+    elif not loaded:
+        reason = (
+            "No reward data: no run in this warehouse has reward statistics (fct_reward_steps"
+            " is empty). Reward monitoring needs per-function rewards in the rollouts (a"
+            " dump's `rewards` object, or V_i and S_i), or a trainer's or reward monitor's"
+            " reward metrics (`obs ingest metrics`); then `obs build`."
+        )
+    return RewardDashboard(loaded, reason, without)
+
+
+def _for_run(frame: pd.DataFrame, run: str) -> pd.DataFrame:
+    return frame[frame["run_id"] == run].reset_index(drop=True)
+
+
+def _cell(value: Any, spec: str) -> str:
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return "-"
+    if spec == "d":
+        return str(int(value))
+    return format(float(value), spec) if spec else str(value)
+
+
+def _reward_run(run: str, frames: dict[str, pd.DataFrame]) -> RewardRun:
+    one = {name: _for_run(frame, run) for name, frame in frames.items()}
+    summary = one["reward_summary"].iloc[0].to_dict() if not one["reward_summary"].empty else {}
+    steps = one["reward_steps"]
+    functions = one["reward_function_steps"]
+    colours = figures.reward_function_colours(functions["reward_function"].unique().tolist())
+    alerts = one["reward_alerts"]
+    built = {
+        "reward_signal_overview": figures.reward_signal_overview(steps),
+        "reward_functions_over_time": figures.reward_functions_over_time(functions, colours),
+        "reward_function_contributions": figures.reward_function_contributions(
+            one["reward_contributions"], colours
+        ),
+        "reward_function_importance": figures.reward_function_importance(one["reward_importance"]),
+        "training_dynamics": figures.training_dynamics(steps),
+        "reward_quality_score": figures.reward_quality_score(one["reward_quality"]),
+        "reward_function_quality": figures.reward_function_quality(one["reward_function_quality"]),
+        "reward_quality_metrics": figures.reward_quality_metrics(steps),
+        "reward_alerts_timeline": figures.reward_alerts_timeline(
+            steps, alerts, one["reward_hacking_windows"], one["reward_anomalies"]
+        ),
+        "reward_alerts_table": figures.reward_alerts_table(alerts.head(ALERT_ROWS), len(alerts)),
+    }
+    quality = one["reward_quality"]
+    advice = {
+        kind: figures.as_strings(quality[kind].iloc[0]) if not quality.empty else []
+        for kind in ("issues", "warnings", "recommendations")
+    }
+    raw = [
+        [_cell(row[column], spec) for column, spec in RAW_COLUMNS]
+        for row in steps.head(RAW_ROWS).to_dict("records")
+    ]
+    ordered = {name: built[name] for name in figures.REWARD_CHARTS}
+    return RewardRun(run, summary, ordered, advice, raw, len(steps))
+
+
+def _tiles(summary: dict[str, Any]) -> list[dict[str, str]]:
+    """The Summary statistics tiles, formatted as the GRPO reward monitor shows them."""
+    verdict = summary.get("hacking_verdict")
+    suspects = figures.as_strings(summary.get("suspected_functions"))
+    if isinstance(verdict, str) and suspects:
+        verdict = f"{verdict} ({', '.join(suspects)})"
+    return [
+        {"label": "Total Steps Tracked", "value": _cell(summary.get("steps"), "d")},
+        {"label": "Current Mean Reward", "value": _cell(summary.get("current_mean"), ".3f")},
+        {
+            "label": "Signal-to-Noise Ratio",
+            "value": _cell(summary.get("current_signal_to_noise"), ".3f"),
+        },
+        {"label": "Anomalies Detected", "value": _cell(summary.get("anomalies"), "d")},
+        {"label": "Quality Score", "value": _cell(summary.get("quality_score"), ".1f")},
+        {"label": "Latest Step", "value": _cell(summary.get("last_step"), "d")},
+        {"label": "Reward Functions", "value": _cell(summary.get("reward_functions"), "d")},
+        {"label": "Alerts", "value": _cell(summary.get("alerts"), "d")},
+        {
+            "label": "Reward Hacking (whole run)",
+            "value": verdict if isinstance(verdict, str) else "-",
+        },
+    ]
+
+
+def _chart_block(run: RewardRun, name: str) -> dict[str, Any]:
+    return {
+        "kind": "chart",
+        "div_id": f"{name}__{run.run_id}",
+        "name": name,
+        "info": figures.REWARD_CHARTS[name],
+        "figure": _embed(run.figures[name]),
+    }
+
+
+def _raw_block(run: RewardRun) -> dict[str, Any]:
+    note = f"all {run.raw_total} steps"
+    if run.raw_total > len(run.raw_rows):
+        note = (
+            f"the first {len(run.raw_rows)} of {run.raw_total} steps; the rest are one SQL"
+            f" query away: obs sql \"select * from fct_reward_steps where run_id = '{run.run_id}'"
+            ' order by step"'
+        )
+    rows = json.dumps(run.raw_rows, ensure_ascii=False, separators=(",", ":"))
+    return {
+        "kind": "raw",
+        "div_id": f"raw_data__{run.run_id}",
+        "title": "Raw data: the reward statistics of every step",
+        "use_for": RAW_USE_FOR,
+        "columns": [column for column, _ in RAW_COLUMNS],
+        "rows": Markup(rows.replace("</", "<\\/")),
+        "page_size": RAW_PAGE,
+        "note": note,
+    }
+
+
+def reward_sections(run: RewardRun) -> list[dict[str, Any]]:
+    """The seven sections of one run, each a list of blocks for ``_reward_section.html``."""
+    blocks: list[list[dict[str, Any]]] = [
+        [
+            {
+                "kind": "kpis",
+                "title": "Summary statistics",
+                "use_for": SUMMARY_USE_FOR,
+                "tiles": _tiles(run.summary),
+            }
+        ],
+        [_chart_block(run, "reward_signal_overview")],
+        [
+            _chart_block(run, "reward_functions_over_time"),
+            _chart_block(run, "reward_function_contributions"),
+            _chart_block(run, "reward_function_importance"),
+        ],
+        [_chart_block(run, "training_dynamics")],
+        [
+            _chart_block(run, "reward_quality_score"),
+            {
+                "kind": "advice",
+                "title": "Issues, warnings and recommendations",
+                "use_for": ADVICE_USE_FOR,
+                **run.advice,
+            },
+            _chart_block(run, "reward_function_quality"),
+            _chart_block(run, "reward_quality_metrics"),
+        ],
+        [_chart_block(run, "reward_alerts_timeline"), _chart_block(run, "reward_alerts_table")],
+        [_raw_block(run)],
+    ]
+    return [
+        {"id": f"rewards-{number}", "title": title, "blocks": blocks[number]}
+        for number, title in enumerate(figures.REWARD_SECTIONS)
+    ]
+
+
+def reward_tabs() -> list[dict[str, str]]:
+    return [{"id": f"rewards-{n}", "title": t} for n, t in enumerate(figures.REWARD_SECTIONS)]
+
+
+def render_reward_dashboard(
+    dashboard: RewardDashboard, out: Path, plotlyjs: str = "inline"
+) -> Path:
+    """Write the reward monitoring page: seven tabs, every run's section in each."""
+    runs = [{"run": run, "sections": reward_sections(run)} for run in dashboard.runs]
+    names = ", ".join(r.run_id for r in dashboard.runs) or "no reward data"
+    html = (
+        environment()
+        .get_template("rewards.html")
+        .render(
+            title=f"obs reward monitoring: {names}",
+            plotly_script=_plotly_script(plotlyjs) if runs else Markup(""),
+            runs=runs,
+            tabs=reward_tabs(),
+            reason=dashboard.reason,
+            without_data=dashboard.without_data,
+            generated_at=dashboard.generated_at.strftime("%Y-%m-%d %H:%M UTC"),
+        )
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(html)
+    return out
