@@ -422,23 +422,19 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _latest_hash(parts: list[str], origin: str) -> str | None:
-    """The record hash of the newest attributes ``origin`` gave the run (``parts`` oldest first).
+def _held_hashes(parts: list[str]) -> set[str]:
+    """The record hashes of every version of the run's attributes landed so far.
 
-    Per source: a run landed from two sources (a trainer's log and its
-    reward monitor under one ``--run``) would otherwise land each one's
-    unchanged attributes again whenever the other's were the newest.
+    A version the run holds never lands again (``(run_id, record_hash)`` is
+    the runs table's key): not when a second source of the run (a trainer's
+    log and its reward monitor under one ``--run``) is read again after the
+    other's newer attributes, nor when a copy of a source (TRL's
+    ``checkpoint-N/trainer_state.json``) says what the run holds already.
     """
-    for part in reversed(parts):
-        table = pq.read_table(part, columns=["record_hash", "source_file"])
-        for digest, source_file in zip(
-            reversed(table.column("record_hash").to_pylist()),
-            reversed(table.column("source_file").to_pylist()),
-            strict=True,
-        ):
-            if source_file == origin:
-                return str(digest)
-    return None
+    held: set[str] = set()
+    for part in parts:
+        held.update(str(h) for h in pq.read_table(part, columns=["record_hash"])[0].to_pylist())
+    return held
 
 
 def _new_rejects(history: RunHistory, parts: list[str]) -> list[HistoryReject]:
@@ -502,7 +498,7 @@ def _land_one(
     says_something = (
         history.points or history.samples or history.config or history.summary or history.state
     )
-    if says_something and row["record_hash"] != _latest_hash(landing.parts(lake, RUNS), origin):
+    if says_something and row["record_hash"] not in _held_hashes(landing.parts(lake, RUNS)):
         table = pa.Table.from_pylist([row], schema=RUN_TABLE.schema)
         staged.append((RUNS, _stage(landing.staging.root, RUNS, table)))
     fresh_rejects = _new_rejects(history, landing.parts(lake, REJECTS))
