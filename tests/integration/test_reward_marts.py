@@ -160,6 +160,23 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
                 )
         run_cli([*base, "ingest", "monitoring", folder, "--run", run, "--quiet"])
     histories["monitor"] = monitored
+    # A TRL GRPOTrainer output folder: one column per reward function; a NaN is
+    # a function that returned None for the sample (no reward from it).
+    completions = root / "data" / "trl" / "completions"
+    completions.mkdir(parents=True)
+    import pandas as pd
+
+    pd.DataFrame(
+        {
+            "step": [10, 10, 10],
+            "prompt": ["What is 2 + 2?", "What is 2 + 2?", "Name a prime."],
+            "completion": ["4", "5", "7"],
+            "accuracy_reward": [1.0, 0.0, 1.0],
+            "format_reward": [0.5, float("nan"), 1.0],
+            "advantage": [0.75, -0.75, 0.0],
+        }
+    ).to_parquet(completions / "completions_00010.parquet")
+    run_cli([*base, "ingest", "rollouts", completions.parent, "--run", "trl", "--quiet"])
     for run, history in histories.items():
         if run == "monitor":
             continue
@@ -471,3 +488,24 @@ def test_monitor_runs_equal_what_the_tracker_logged(built: Built, run: str) -> N
         assert ref.close(
             quality["quality_score"], ref.quality(built.histories["monitor"])["quality_score"]
         )
+
+
+def test_trl_completions_by_hand(built: Built) -> None:
+    """accuracy [1, 0, 1], format [.5, None, 1]: R = [1.5, 0, 2], worked out by hand."""
+    (step,) = _rows(built.con, "select * from fct_reward_steps where run_id = 'trl'")
+    assert (step["step"], step["basis"], step["n"]) == (10, "samples", 3)
+    assert step["mean"] == pytest.approx(3.5 / 3)
+    assert step["total"] == pytest.approx(3.5)
+    assert (step["min"], step["max"]) == (0.0, 2.0)
+    assert step["std"] == pytest.approx(np.std([1.5, 0.0, 2.0]))
+    functions = {
+        r["reward_function"]: r
+        for r in _rows(built.con, "select * from fct_reward_function_steps where run_id = 'trl'")
+    }
+    assert sorted(functions) == ["accuracy_reward", "format_reward"]
+    assert functions["accuracy_reward"]["n"] == 3
+    assert functions["accuracy_reward"]["mean"] == pytest.approx(2 / 3)
+    assert functions["format_reward"]["n"] == 2  # the None is no sample
+    assert functions["format_reward"]["mean"] == pytest.approx(0.75)
+    assert functions["accuracy_reward"]["contribution_pct"] == pytest.approx(100 * 2 / 3.5)
+    assert functions["format_reward"]["contribution_pct"] == pytest.approx(100 * 1.5 / 3.5)
