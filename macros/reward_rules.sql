@@ -56,3 +56,13 @@
     from {{ said }}
     group by {{ keys | join(", ") }}
 {% endmacro %}
+
+{% macro reward_quality_score(relation) %}
+{#- The GRPO reward monitor's quality score, 0-100, from `relation`'s four
+    parts in [0, 1]: 100 x (0.25 consistency + 0.35 discriminability + 0.25
+    stability + 0.15 coverage); null when coverage is. -#}
+    100.0 * (
+        0.25 * {{ relation }}.consistency + 0.35 * {{ relation }}.discriminability
+        + 0.25 * {{ relation }}.stability + 0.15 * {{ relation }}.coverage
+    )
+{% endmacro %}

@@ -8,7 +8,13 @@
    - the function's sum and the sum of the per-sample totals;
    - the spread of the step means (consistency) and of the step variances
      over steps with at least two samples (stability);
-   - coverage from int_reward_function_coverage (samples only). #}
+   - coverage from int_reward_function_coverage (samples only);
+   - the quality terms fct_reward_function_quality and fct_reward_quality
+     both read: step_mean_cv (population std / |mean| of the step means;
+     null with fewer than 2 steps or a zero mean), pooled_cv (std / |mean|
+     over every sample; 1 when the mean is 0 and it varies) and
+     function_stability (1 / (1 + std / mean of the step variances); null
+     with fewer than 3 steps, fewer than 2 variances, or all 0). #}
 with
 
 steps as (
@@ -94,6 +100,24 @@ final as (
         and pooled_mean.reward_function = coverage.reward_function
         and pooled_mean.basis = 'samples'
     group by pooled_mean.run_id, pooled_mean.reward_function
+),
+
+terms as (
+    select
+        *,
+        case
+            when run_steps >= 2 and step_mean_mean != 0
+                then step_mean_std / abs(step_mean_mean)
+        end as step_mean_cv,
+        case
+            when mean != 0 then std / abs(mean)
+            when std > 0 then 1.0
+        end as pooled_cv,
+        case
+            when run_steps >= 3 and variance_steps >= 2 and step_variance_mean > 0
+                then 1.0 / (1.0 + step_variance_std / step_variance_mean)
+        end as function_stability
+    from final
 )
 
-select * from final
+select * from terms

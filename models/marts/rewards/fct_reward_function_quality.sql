@@ -28,18 +28,9 @@ parts as (
         run_steps,
         steps,
         n,
-        case
-            when run_steps >= 2 and step_mean_mean != 0
-                then step_mean_std / abs(step_mean_mean)
-        end as step_mean_cv,
-        case
-            when mean != 0 then std / abs(mean)
-            when std > 0 then 1.0
-        end as pooled_cv,
-        case
-            when run_steps >= 3 and variance_steps >= 2 and step_variance_mean > 0
-                then 1.0 / (1.0 + step_variance_std / step_variance_mean)
-        end as function_stability,
+        step_mean_cv,
+        pooled_cv,
+        function_stability,
         coverage as function_coverage
     from runs
 ),
@@ -91,10 +82,7 @@ final as (
         scored.discriminability,
         scored.stability,
         scored.coverage,
-        100.0 * (
-            0.25 * scored.consistency + 0.35 * scored.discriminability
-            + 0.25 * scored.stability + 0.15 * scored.coverage
-        ) as quality_score
+        {{ reward_quality_score('scored') }} as quality_score
 
     from scored
     left join lists using (run_id, reward_function)

@@ -24,18 +24,9 @@ functions as (
         basis,
         run_steps,
         coverage,
-        case
-            when run_steps >= 2 and step_mean_mean != 0
-                then step_mean_std / abs(step_mean_mean)
-        end as step_mean_cv,
-        case
-            when mean != 0 then std / abs(mean)
-            when std > 0 then 1.0
-        end as pooled_cv,
-        case
-            when run_steps >= 3 and variance_steps >= 2 and step_variance_mean > 0
-                then 1.0 / (1.0 + step_variance_std / step_variance_mean)
-        end as function_stability
+        step_mean_cv,
+        pooled_cv,
+        function_stability
     from {{ ref('int_reward_function_runs') }}
 ),
 
@@ -117,10 +108,7 @@ final as (
         runs.discriminability,
         runs.stability,
         runs.coverage,
-        100.0 * (
-            0.25 * runs.consistency + 0.35 * runs.discriminability
-            + 0.25 * runs.stability + 0.15 * runs.coverage
-        ) as quality_score
+        {{ reward_quality_score('runs') }} as quality_score
 
     from runs
     left join lists using (run_id)
