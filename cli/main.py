@@ -26,6 +26,7 @@ COMMANDS = {
     "findings": "obs.cli.commands.runs:findings",
     "rewards": "obs.cli.commands.rewards:rewards",
     "alerts": "obs.cli.commands.rewards:alerts",
+    "show": "obs.cli.commands.show:show",
 }
 
 

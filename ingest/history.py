@@ -23,6 +23,11 @@ Per-sample rewards (the reward monitor's ``reward_scores``) land in
 already holds lands nothing; one whose rewards differ (a step file written
 again) lands again, whole, and the newest part is the value
 (``stg_reward_samples``).
+
+Keyed records (an agent's eval steps, a trainer log's group summaries and
+turn-advantage tables) land by block: a block whose content hash is the
+newest the run holds for its key and source lands nothing; any other lands
+whole, and the newest part is the value in staging.
 """
 
 from __future__ import annotations
@@ -53,6 +58,8 @@ from obs.ingest.landing import FileResult, IngestResult
 from obs.ingest.schema import (
     METRIC_TABLE,
     METRICS,
+    RECORD_KEYS,
+    RECORD_TABLES,
     REJECT_TABLE,
     REJECTS,
     REWARD_SAMPLE_TABLE,
@@ -60,7 +67,13 @@ from obs.ingest.schema import (
     RUN_TABLE,
     RUNS,
 )
-from obs.ingest.trackers.base import HistoryReject, RunHistory, SampleBlock, clean_text
+from obs.ingest.trackers.base import (
+    HistoryReject,
+    RecordBlock,
+    RunHistory,
+    SampleBlock,
+    clean_text,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -72,8 +85,10 @@ READERS = (
     "trl_state",
     "jsonl_metrics",
     "reward_monitor",
+    "eval_logs",
+    "trainer_log",
 )
-TABLES = [METRICS, RUNS, REJECTS, REWARD_SAMPLES]
+TABLES = [METRICS, RUNS, REJECTS, REWARD_SAMPLES, *RECORD_TABLES]
 SOURCES = "_sources"  # per source: the stat it had when it last landed, and its runs
 WRITE_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 1}
 # Reward samples are written in row groups of about this many rows, dictionary
@@ -437,6 +452,64 @@ def _held_hashes(parts: list[str]) -> set[str]:
     return held
 
 
+def record_hash(block: RecordBlock) -> str:
+    """SHA-1 of a block's table and rows (lines aside: a copy of a log with one more
+    line at its top holds the same records)."""
+    rows = [{k: v for k, v in row.items() if k != "source_line"} for row in block.rows]
+    text = json.dumps([block.table, rows], sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha1(clean_text(text).encode("utf-8")).hexdigest()
+
+
+def _new_records(
+    history: RunHistory, landing: _Landing, lake: Path
+) -> tuple[dict[str, list[tuple[RecordBlock, str]]], int]:
+    """Per record table, the blocks to land (with their hashes); and how many replace one.
+
+    A block lands unless the newest block the run holds for its key, from this
+    kind of source, has the same hash. Two blocks of one key in one source:
+    the last wins.
+    """
+    latest: dict[tuple[str, tuple[Any, ...]], RecordBlock] = {}
+    for block in history.records:
+        keys = RECORD_KEYS[block.table]
+        latest[(block.table, tuple(block.rows[0].get(k) for k in keys))] = block
+    out: dict[str, list[tuple[RecordBlock, str]]] = {}
+    replaced = 0
+    for table in sorted({t for t, _ in latest}):
+        keys = RECORD_KEYS[table]
+        newest: dict[tuple[Any, ...], str] = {}
+        for part in landing.parts(lake, table):  # oldest first
+            held = pq.read_table(part, columns=[*keys, "source", "record_hash"]).to_pylist()
+            for row in held:
+                if row["source"] == history.source:
+                    newest[tuple(row[k] for k in keys)] = row["record_hash"]
+        for (name, key), block in latest.items():
+            if name != table:
+                continue
+            digest = record_hash(block)
+            known = newest.get(key)
+            if known == digest:
+                continue
+            replaced += known is not None
+            out.setdefault(table, []).append((block, digest))
+    return out, replaced
+
+
+def _records_table(table: str, blocks: list[tuple[RecordBlock, str]], source: str) -> pa.Table:
+    spec = RECORD_TABLES[table]
+    rows = []
+    for block, digest in blocks:
+        where = str(block.file.resolve())
+        for row in block.rows:
+            full = {name: row.get(name) for name in spec.names}
+            full["source"] = source
+            full["source_file"] = where
+            full["source_line"] = row.get("source_line", block.line)
+            full["record_hash"] = digest
+            rows.append(full)
+    return pa.Table.from_pylist(rows, schema=spec.schema)
+
+
 def _new_rejects(history: RunHistory, parts: list[str]) -> list[HistoryReject]:
     """The rejects the run has not recorded yet (a source read again rejects again)."""
     if not history.rejects or not parts:
@@ -498,6 +571,16 @@ def _land_one(
     says_something = (
         history.points or history.samples or history.config or history.summary or history.state
     )
+    records, records_replaced = _new_records(history, landing, lake)
+    record_rows = 0
+    record_steps: list[int] = []
+    for table, blocks in records.items():
+        staged_table = _records_table(table, blocks, history.source)
+        staged.append((table, _stage(landing.staging.root, table, staged_table)))
+        record_rows += staged_table.num_rows
+        result.records_landed[table] = len(blocks)
+        record_steps += [s for s in staged_table.column("step").to_pylist() if s is not None]
+    says_something = says_something or history.records
     if says_something and row["record_hash"] not in _held_hashes(landing.parts(lake, RUNS)):
         table = pa.Table.from_pylist([row], schema=RUN_TABLE.schema)
         staged.append((RUNS, _stage(landing.staging.root, RUNS, table)))
@@ -516,6 +599,8 @@ def _land_one(
         staged.append((REJECTS, _stage(landing.staging.root, REJECTS, rejects)))
     steps = fresh.column("step").to_pylist() if fresh.num_rows else []
     steps += sample_steps
+    steps += [min(record_steps), max(record_steps)] if record_steps else []
+    steps = [s for s in steps if s >= 0]  # a baseline eval is step -1
     size, mtime, digest = stat
     entry = ManifestEntry(
         table_name=METRICS,
@@ -524,8 +609,8 @@ def _land_one(
         mtime_ns=mtime,
         content_hash=digest,
         bytes_consumed=size,
-        lines_consumed=history.points + history.sample_count,
-        rows_landed=fresh.num_rows + samples_landed,
+        lines_consumed=history.points + history.sample_count + len(history.records),
+        rows_landed=fresh.num_rows + samples_landed + record_rows,
         rows_rejected=len(fresh_rejects),
         claimed_iteration=None,
         iteration_min=min(steps) if steps else None,
@@ -537,12 +622,14 @@ def _land_one(
     if staged:  # a source that adds nothing leaves the manifest as it was
         landing.entries.append(entry)
         landing.staged.append((entry, staged))
-    result.rows_landed = fresh.num_rows + samples_landed
+    result.rows_landed = fresh.num_rows + samples_landed + record_rows
     result.samples_landed = samples_landed
+    result.record_rows = record_rows
     result.rows_rejected = len(fresh_rejects)
     result.reject_reasons = [r.reason for r in fresh_rejects]
+    result.reject_lines = [r.line for r in fresh_rejects]
     notes = list(history.notes)
-    if not result.rows_landed and (history.points or history.samples):
+    if not result.rows_landed and (history.points or history.samples or history.records):
         result.status = "unchanged"
         notes.insert(0, "already ingested")
     else:
@@ -551,12 +638,22 @@ def _land_one(
         held_blocks = len(history.samples) - len(new_blocks)
         if held_blocks and new_blocks:
             notes.append(f"{held_blocks:,} reward-sample blocks the run already holds")
+        held_records = len(history.records) - sum(result.records_landed.values())
+        if held_records > 0 and result.records_landed:
+            noun = "record" if held_records == 1 else "records"
+            notes.append(f"{held_records:,} {noun} the run already holds")
     if changed:
         notes.append(f"{changed:,} values differ from what landed before (the newer kept)")
     if replaced:
         notes.append(
             f"{replaced:,} reward-sample blocks (step, function) differ from what landed "
             "before (a step file written again; the newer kept)"
+        )
+    if records_replaced:
+        noun = "record differs" if records_replaced == 1 else "records differ"
+        notes.append(
+            f"{records_replaced:,} {noun} from what landed before for the same step "
+            "(a file written again; the newer kept)"
         )
     if repeated and result.status != "unchanged":
         notes.append(f"{repeated:,} keys logged again at a step with another value (the last kept)")
@@ -589,9 +686,12 @@ def _publish(lake: Path, landing: _Landing) -> None:
 
 @dataclass
 class HistoryFileResult(FileResult):
-    """One source's outcome; ``rows_landed`` counts its points and its reward samples."""
+    """One source's outcome; ``rows_landed`` counts its points, reward samples and record rows."""
 
     samples_landed: int = 0
+    reject_lines: list[int] = field(default_factory=list)  # beside reject_reasons
+    record_rows: int = 0
+    records_landed: Counter[str] = field(default_factory=Counter)  # blocks, per table
 
 
 @dataclass
@@ -608,8 +708,21 @@ class HistoryResult(IngestResult):
         return sum(getattr(f, "samples_landed", 0) for f in self.files)
 
     @property
+    def record_rows(self) -> int:
+        """Rows of keyed-record tables landed (``rows_landed`` counts them too)."""
+        return sum(getattr(f, "record_rows", 0) for f in self.files)
+
+    @property
+    def records_landed(self) -> Counter[str]:
+        """Records (blocks) landed, per table."""
+        total: Counter[str] = Counter()
+        for f in self.files:
+            total.update(getattr(f, "records_landed", Counter()))
+        return total
+
+    @property
     def points_landed(self) -> int:
-        return self.rows_landed - self.samples_landed
+        return self.rows_landed - self.samples_landed - self.record_rows
 
 
 def land_histories(
@@ -707,6 +820,8 @@ def land_histories(
                     result.rows_landed = 0
                     if isinstance(result, HistoryFileResult):
                         result.samples_landed = 0
+                        result.record_rows = 0
+                        result.records_landed = Counter()
     finally:
         con.close()
     if not strict_failed:

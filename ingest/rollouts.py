@@ -43,7 +43,13 @@ from obs.ingest.landing import (
 )
 from obs.ingest.readers import Record, RowError, finite_json, raw_of
 from obs.ingest.rollouts_fast import applies, fast_rollouts
-from obs.ingest.schema import ROLLOUT_TABLE, ROLLOUTS
+from obs.ingest.schema import (
+    AGENT_COUNTS,
+    AGENT_ROLLOUT_FIELDS,
+    ROLLOUT_TABLE,
+    ROLLOUTS,
+    TURN_LISTS,
+)
 
 # File names, each with what wrote it and the run suffix its rows land under.
 PATTERNS: list[tuple[re.Pattern[str], str, str, str]] = [
@@ -552,6 +558,8 @@ class RolloutBuilder:
         if case is not None and not isinstance(case, str):
             raise RowError(f"field 'reward_case' must be text, got {_kind(case)}")
         self._instructions(picks, extra, out)
+        if not AGENT_ROLLOUT_FIELDS.isdisjoint(extra):
+            _agent_fields(extra)
         prompt_hash = self._hash(prompt)
         out[0] = iteration
         out[1] = prompt_hash
@@ -598,6 +606,49 @@ class RolloutBuilder:
                 extra["gts"] = gts
         elif gts is not None:
             out[19] = finite_json(gts)
+
+
+def _agent_fields(extra: dict[str, Any]) -> None:
+    """Check a multi-turn rollout's fields in ``extra``, numbers made numbers; RowError if bad.
+
+    Turn lists hold one finite number per turn; counts are whole and not
+    negative; exit_reason is text; group_id is text (a number becomes text).
+    """
+    for name in TURN_LISTS:
+        value = extra.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, list):
+            raise RowError(
+                f"field {name!r} must be a list of numbers (one per turn), got {_kind(value)}"
+            )
+        checked = []
+        for index, item in enumerate(value):
+            if item is None:
+                raise RowError(
+                    f"field {name!r} has null at turn {index + 1}; give one number per turn"
+                )
+            checked.append(as_double(f"{name}[{index}]", item))
+        extra[name] = checked
+    for name in AGENT_COUNTS:
+        value = extra.get(name)
+        if value is None:
+            continue
+        number = as_int(name, value)
+        if number is not None and number < 0:
+            raise RowError(f"field {name!r} must not be negative, got {number}")
+        extra[name] = number
+    reason = extra.get("exit_reason")
+    if reason is not None and not isinstance(reason, str):
+        raise RowError(
+            "field 'exit_reason' must be text (answered, idk, error, exhausted), "
+            f"got {_kind(reason)}"
+        )
+    group = extra.get("group_id")
+    if group is not None:
+        if isinstance(group, bool) or not isinstance(group, str | int):
+            raise RowError(f"field 'group_id' must be text or a whole number, got {_kind(group)}")
+        extra["group_id"] = str(group)
 
 
 def _pick_text(picks: dict[str, tuple[int, str, Any]], role: str, first: str, label: str) -> str:

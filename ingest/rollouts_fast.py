@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
-from obs.ingest.schema import ROLLOUT_TABLE
+from obs.ingest.schema import AGENT_ROLLOUT_FIELDS, ROLLOUT_TABLE
 
 # Fields read with the type the rules demand; a value of another type fails the parse.
 _TEXT, _DOUBLE, _INT = pa.string(), pa.float64(), pa.int64()
@@ -66,7 +66,7 @@ ALIASES = {
 }
 DOUBLES = ("alpha_threshold", "prompt_strict_acc", "inst_strict_acc", "format_score")
 # Fields whose rules need a row at a time: such files take the line-by-line path.
-ROW_BY_ROW = frozenset({"ground_truth", "reward_model", "rewards"})
+ROW_BY_ROW = frozenset({"ground_truth", "reward_model", "rewards", *AGENT_ROLLOUT_FIELDS})
 NUMBER_LIMIT = 1e100
 _SCHEMA = pa.schema(list(KNOWN.items()))
 _PARSE = pa_json.ParseOptions(explicit_schema=_SCHEMA, unexpected_field_behavior="infer")

@@ -112,6 +112,12 @@ MANIFEST_TABLE = TableSpec(
     ),
 )
 
+# A multi-turn agent's rollout fields. They are no columns: they stay in a
+# rollout's ``extra`` (the agentic marts read them there), checked at ingest.
+TURN_LISTS = ("turn_advantages", "turn_rewards")  # one number per turn
+AGENT_COUNTS = ("num_turns", "max_turns", "total_tokens", "trainable_tokens")
+AGENT_ROLLOUT_FIELDS = frozenset({*TURN_LISTS, *AGENT_COUNTS, "exit_reason", "group_id"})
+
 METRICS = "metrics"
 RUNS = "runs"
 
@@ -158,3 +164,112 @@ REWARD_SAMPLE_TABLE = TableSpec(
         Column("source_file", pa.string(), "absolute path of the file read"),
     ),
 )
+
+# ---------------------------------------------------------------- agentic runs
+# Tables of keyed records (an eval step, a training step's group summary, one
+# group's turn-by-turn advantage table). A record lands as a *block*: the rows
+# sharing the table's key columns, with a hash of their content. A block the run
+# already holds (same key, same hash) never lands again; one with the same key
+# and other content lands anew, and the newest part wins in staging (per
+# source: an eval file and the trainer's log of the same step both stay).
+
+EVAL_STEPS = "eval_steps"
+STEP_GROUPS = "step_groups"
+TURN_ADVANTAGES = "turn_advantages"
+
+# The eval statistics an agent's eval_step_*.json holds, with their types.
+EVAL_COUNTS = (
+    "correct_answers",
+    "total_samples",
+    "attempted_answer",
+    "found_correct_email",
+    "read_correct_email",
+    "total_repeated_searches",
+    "total_unique_searches",
+    "total_searches",
+    "num_idk",
+)
+EVAL_NUMBERS = (
+    "accuracy",
+    "avg_reward",
+    "median_reward",
+    "std_reward",
+    "min_reward",
+    "max_reward",
+    "avg_turns_correct",
+    "avg_turns_idk",
+    "avg_search_attempts",
+    "eval_time",
+    "beat_rate",
+)
+EVAL_STATISTICS = (*EVAL_COUNTS, *EVAL_NUMBERS)
+
+_RECORD_TAIL = (
+    Column("source", pa.string(), "what wrote it: eval-logs, trainer-log"),
+    Column("source_file", pa.string(), "absolute path of the file read"),
+    Column("source_line", pa.int64(), "1-based line of the record in its file (1 for a JSON file)"),
+    Column("record_hash", pa.string(), "SHA-1 of the block's content (a changed block lands anew)"),
+)
+
+EVAL_STEP_TABLE = TableSpec(
+    EVAL_STEPS,
+    (
+        Column("step", pa.int64(), "the training step the eval ran at (-1: a baseline)"),
+        Column("is_baseline", pa.bool_(), "a baseline eval (baseline_eval_*.json)"),
+        *(
+            Column(name, pa.int64() if name in EVAL_COUNTS else pa.float64(), "eval statistic")
+            for name in EVAL_STATISTICS
+        ),
+        Column("has_baseline", pa.bool_(), "whether a baseline was compared (null: unknown)"),
+        Column("extra", pa.string(), "every other key of the record (JSON object)"),
+        *_RECORD_TAIL,
+    ),
+)
+
+STEP_GROUP_TABLE = TableSpec(
+    STEP_GROUPS,
+    (
+        Column("step", pa.int64(), "the training step"),
+        Column("max_steps", pa.int64(), "the run's planned steps, where logged"),
+        Column("groups_total", pa.int64(), "groups (queries) collected at the step"),
+        Column("groups_kept", pa.int64(), "groups kept for training"),
+        Column("groups_filtered", pa.int64(), "groups filtered for low variance"),
+        Column("rollouts", pa.int64(), "rollouts collected at the step"),
+        Column("finished_early", pa.int64(), "rollouts that finished before their last turn"),
+        Column("rollout_time_s", pa.float64(), "seconds spent collecting rollouts"),
+        Column("training_time_s", pa.float64(), "seconds spent training"),
+        Column("total_tokens", pa.int64(), "tokens in the step's rollouts"),
+        Column("trainable_tokens", pa.int64(), "tokens trained on (assistant tokens)"),
+        Column("grad_norm", pa.float64(), "gradient norm (clipped), where logged"),
+        Column("total_loss", pa.float64(), "the step's loss, where logged"),
+        Column("rollouts_per_query", pa.int64(), "rollouts per query ('Collecting N rollouts')"),
+        Column("queries", pa.int64(), "queries ('... for M queries')"),
+        Column("all_filtered", pa.bool_(), "the trainer warned that every group was filtered"),
+        *_RECORD_TAIL,
+    ),
+)
+
+TURN_ADVANTAGE_TABLE = TableSpec(
+    TURN_ADVANTAGES,
+    (
+        Column("step", pa.int64(), "the training step of the table"),
+        Column("group_id", pa.string(), "the group ('GROUP g/G' gives g)"),
+        Column("groups_in_step", pa.int64(), "G of 'GROUP g/G', where logged"),
+        Column("sample_idx", pa.int64(), "0-based rollout in the group (the table prints it + 1)"),
+        Column("turn", pa.int64(), "1-based turn"),
+        Column("advantage", pa.float64(), "the rollout's advantage at the turn"),
+        *_RECORD_TAIL,
+    ),
+)
+
+# Each record table's key: the columns one block (one record) shares.
+RECORD_KEYS: dict[str, tuple[str, ...]] = {
+    EVAL_STEPS: ("step", "is_baseline"),
+    STEP_GROUPS: ("step",),
+    TURN_ADVANTAGES: ("step", "group_id"),
+}
+RECORD_TABLES: dict[str, TableSpec] = {
+    EVAL_STEPS: EVAL_STEP_TABLE,
+    STEP_GROUPS: STEP_GROUP_TABLE,
+    TURN_ADVANTAGES: TURN_ADVANTAGE_TABLE,
+}

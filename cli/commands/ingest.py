@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from obs.cli.errors import friendly_errors
@@ -20,6 +20,8 @@ from obs.ingest.landing import FileResult, IngestResult
 if TYPE_CHECKING:
     from obs.ingest.history import HistoryResult
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 
 @click.group()
 def ingest() -> None:
@@ -30,6 +32,8 @@ def ingest() -> None:
       obs ingest rollouts runs/grpo-ifeval/rollout_data --run grpo-ifeval
       obs ingest metrics runs/grpo-ifeval/wandb --run grpo-ifeval
       obs ingest monitoring runs/grpo-ifeval/monitoring_data --run grpo-ifeval
+      obs ingest eval-logs outputs/grpo_masked/eval_logs --run agent-1
+      obs ingest trainer-log outputs/grpo_masked/train.log --run agent-1
     """
 
 
@@ -177,7 +181,9 @@ def rollouts(
 
 
 def _plural(count: int, noun: str) -> str:
-    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+    if count == 1:
+        return f"{count:,} {noun}"
+    return f"{count:,} " + (noun[:-1] + "ies" if noun.endswith("ry") else noun + "s")
 
 
 def _report(result: IngestResult, settings: Settings, as_json: bool, quiet: bool) -> None:
@@ -234,7 +240,7 @@ def _report(result: IngestResult, settings: Settings, as_json: bool, quiet: bool
     default="auto",
     show_default=True,
     help="Read only this kind of source: auto, wandb, wandb-export, wandb-csv, tensorboard, "
-    "trl, mlflow, jsonl, reward-monitor.",
+    "trl, mlflow, jsonl, reward-monitor, eval-logs, trainer-log.",
 )
 @click.option(
     "--strict",
@@ -283,22 +289,49 @@ def metrics(
     _land_histories(settings, path, run_id, fmt, strict, as_json, quiet)
 
 
+def _check_run(run_id: str | None) -> None:
+    if run_id is not None:
+        try:
+            check_run_id(run_id)
+        except IngestError as exc:
+            raise click.ClickException(f"{exc}; for example --run grpo-1") from exc
+
+
+def _source_options(run_default: str, strict_what: str) -> Callable[[F], F]:
+    """--run, --strict, --json and --quiet of the commands that land one kind of source."""
+
+    def decorate(command: F) -> F:
+        for option in reversed(
+            [
+                click.option(
+                    "--run",
+                    "run_id",
+                    help=f"Run id: 1-128 letters, digits and . _ - + @ : (default: {run_default}).",
+                ),
+                click.option(
+                    "--strict",
+                    is_flag=True,
+                    help=f"All or nothing: land nothing and exit 1 when any {strict_what}.",
+                ),
+                click.option(
+                    "--json", "as_json", is_flag=True, help="Print the result as JSON on stdout."
+                ),
+                quiet_option,
+                pass_settings,
+            ]
+        ):
+            command = option(command)
+        return command
+
+    return decorate
+
+
 @ingest.command()
 @click.argument("path", metavar="DIR", type=click.Path(path_type=Path))
-@click.option(
-    "--run",
-    "run_id",
-    help="Run id: 1-128 letters, digits and . _ - + @ : (default: the folder's name; its "
-    "path below DIR, joined with '.', for folders found under DIR).",
+@_source_options(
+    "the folder's name; its path below DIR, joined with '.', for folders found under DIR",
+    "file or sample is rejected",
 )
-@click.option(
-    "--strict",
-    is_flag=True,
-    help="All or nothing: land nothing and exit 1 when any file or sample is rejected.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
-@quiet_option
-@pass_settings
 def monitoring(
     settings: Settings,
     path: Path,
@@ -324,11 +357,7 @@ def monitoring(
       obs ingest monitoring monitoring_data --run grpo-qwen-1
       obs ingest monitoring outputs/ --json     # every monitor folder under outputs/
     """
-    if run_id is not None:
-        try:
-            check_run_id(run_id)
-        except IngestError as exc:
-            raise click.ClickException(f"{exc}; for example --run grpo-1") from exc
+    _check_run(run_id)
     from obs.ingest.trackers import reward_monitor
 
     if path.exists() and not reward_monitor.find(path):
@@ -339,6 +368,104 @@ def monitoring(
     _land_histories(settings, path, run_id, "reward-monitor", strict, as_json, quiet)
 
 
+RECORD_NOUNS = {
+    "eval_steps": "eval step",
+    "step_groups": "step summary",
+    "turn_advantages": "advantage table",
+}
+
+
+def _records_landed(result: HistoryResult) -> str:
+    """``12 eval steps, 40 advantage tables`` (blocks landed per record table)."""
+    counts = result.records_landed
+    landed = [_plural(counts[t], noun) for t, noun in RECORD_NOUNS.items() if counts.get(t)]
+    return ", ".join(landed) or "0 records"
+
+
+@ingest.command("eval-logs")
+@click.argument("path", metavar="DIR", type=click.Path(path_type=Path))
+@_source_options(
+    "the folder's name, or its parent's for a folder called eval_logs", "file is rejected"
+)
+def eval_logs(
+    settings: Settings,
+    path: Path,
+    run_id: str | None,
+    strict: bool,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Land an agent trainer's eval logs (eval_logs/eval_step_XXXX.json).
+
+    DIR is the eval_logs folder (or a folder holding such folders). Each
+    file is one eval: its statistics (accuracy, correct_answers,
+    total_samples, attempted_answer, found_correct_email, searches, turns,
+    num_idk, rewards, eval_time, beat_rate; other spellings such as
+    ever_found_right_email are mapped) land in the lake's `eval_steps`, and
+    every other key in its `extra` JSON, so another agent's rubric can be
+    queried too. A baseline_eval_*.json lands as step -1. A damaged file is
+    named and skipped while the others land; ingesting again lands only new
+    or rewritten files. fct_eval_steps holds the result after `obs build`.
+
+    \b
+    Example:
+      obs ingest eval-logs outputs/grpo_masked/eval_logs --run agent-1
+      obs ingest eval-logs outputs/ --json      # every eval_logs folder under outputs/
+    """
+    _check_run(run_id)
+    from obs.ingest.trackers import eval_logs as reader
+
+    if path.exists() and not reader.find(path):
+        raise click.ClickException(
+            f"{path}: holds no eval logs (eval_step_XXXX.json); point at the trainer's "
+            "eval_logs/ folder"
+        )
+    _land_histories(settings, path, run_id, reader.FORMAT, strict, as_json, quiet)
+
+
+@ingest.command("trainer-log")
+@click.argument("path", metavar="FILE", type=click.Path(path_type=Path))
+@_source_options(
+    "the file's name, or its folder's for a generic name such as train.log",
+    "block cannot be parsed",
+)
+def trainer_log(
+    settings: Settings,
+    path: Path,
+    run_id: str | None,
+    strict: bool,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Land an agentic GRPO trainer's console log (its stdout, saved to a file).
+
+    Reads the blocks the trainer prints and skips everything else: the
+    turn-by-turn advantage tables (with the step and group they belong to)
+    into `turn_advantages`, the step-end group summaries (verbose or the
+    concise `Groups: 6/8 kept (2 filtered), 18/48 finished early` line)
+    into `step_groups`, and the eval statistics blocks into `eval_steps`.
+    Logging prefixes, colour codes and missing emoji are tolerated; a block
+    that cannot be parsed is reported with its line number while the rest
+    lands. A log still being written lands what is complete; ingesting it
+    again later lands only the new blocks.
+
+    \b
+    Example:
+      obs ingest trainer-log outputs/grpo_masked/train.log --run agent-1
+      python train_grpo.py --mode masked 2>&1 | tee train.log   # (how to keep one)
+    """
+    _check_run(run_id)
+    if not path.is_file():
+        raise click.ClickException(
+            f"{path}: no such file; give the file the trainer's stdout was saved to"
+        )
+    from obs.ingest.history import Source
+    from obs.ingest.trackers import trainer_log as reader
+
+    source = Source(reader, reader.FORMAT, path)
+    _land_histories(settings, path, run_id, reader.FORMAT, strict, as_json, quiet, sources=[source])
+
+
 def _land_histories(
     settings: Settings,
     path: Path,
@@ -347,17 +474,19 @@ def _land_histories(
     strict: bool,
     as_json: bool,
     quiet: bool,
+    sources: list[object] | None = None,
 ) -> None:
-    """``obs ingest metrics`` and ``obs ingest monitoring``: land, report, exit."""
-    from obs.ingest.history import describe_skipped, ingest_metrics
+    """The ingest commands of run histories and records: land, report, exit."""
+    from obs.ingest.history import describe_skipped, land_histories, plan
 
     try:
-        with friendly_errors(settings.debug), _file_progress("ingesting metrics", quiet) as tick:
-            result = ingest_metrics(
-                path,
-                lake=settings.lake,
+        with friendly_errors(settings.debug), _file_progress("ingesting", quiet) as tick:
+            planned = sources if sources is not None else plan(path, fmt)
+            result = land_histories(
+                planned,  # type: ignore[arg-type]
+                settings.lake,
+                root=path,
                 run_id=run_id,
-                fmt=fmt,
                 strict=strict,
                 on_source=tick,  # type: ignore[arg-type]
             )
@@ -380,17 +509,29 @@ def _land_histories(
             if file.note and file.status != "unchanged" and not quiet and not only_unreadable:
                 echo_err(f"note: {file.source}: {file.note}")
         runs = ", ".join(result.runs) if len(result.runs) <= 4 else f"{len(result.runs)} runs"
-        landed = _plural(result.points_landed, "point")
+        records = fmt in {"eval-logs", "trainer-log"}
+        landed = _records_landed(result) if records else _plural(result.points_landed, "point")
         if result.samples_landed or fmt == "reward-monitor":
             landed += f" and {_plural(result.samples_landed, 'reward sample')}"
+        elif result.record_rows and not records:
+            landed += f" and {_records_landed(result)}"
+        label = "run" if len(result.runs) == 1 else "runs"
         click.echo(
-            (f"runs {runs}: " if runs else "") + f"{landed} landed, "
+            (f"{label} {runs}: " if runs else "") + f"{landed} landed, "
             f"{result.rows_rejected:,} rejected, from {_plural(result.sources, 'source')}"
             + (f" (not metrics, skipped: {skipped})" if skipped else "")
             + f" -> {settings.lake}"
         )
+        if records and not quiet:  # few, and each names its file or line: all of them
+            for file in result.files:
+                lines = getattr(file, "reject_lines", [])
+                for number, reason in enumerate(file.reject_reasons[:20]):
+                    if fmt == "trainer-log" and number < len(lines):
+                        echo_err(f"  rejected: {file.source}:{lines[number]}: {reason}")
+                    else:  # the reason starts with the eval file's name
+                        echo_err(f"  rejected: {Path(file.source) / reason}")
         reasons = Counter(r.split(":")[0] for f in result.files for r in f.reject_reasons)
-        if reasons and not quiet:
+        if reasons and not quiet and not records:
             for reason, count in reasons.most_common(5):
                 echo_err(f"  rejected {count}: {reason}")
             if not result.strict_failed:
@@ -435,6 +576,7 @@ def _metrics_payload(result: HistoryResult, settings: Settings) -> dict[str, obj
         "rows_landed": result.rows_landed,
         "points_landed": result.points_landed,
         "samples_landed": result.samples_landed,
+        "records_landed": dict(result.records_landed),
         "rows_rejected": result.rows_rejected,
         "strict_failed": result.strict_failed,
         "skipped": dict(result.skipped),

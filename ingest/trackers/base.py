@@ -21,11 +21,17 @@ integer) is a reject: file, line (or record number) and reason.
 A source that logs every sample's reward (the reward monitor's
 ``reward_scores``) adds them as ``samples``: one block per (step, reward
 function), its rewards in sample order, for the ``reward_samples`` table.
+
+A source of keyed records (an agent's eval files, a trainer's console log)
+adds them as ``records``: one ``RecordBlock`` per key of its table (an eval
+step, a training step's group summary, one group's advantage table), whose
+rows land together or not at all (``schema.RECORD_KEYS``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
 from collections import Counter
@@ -59,6 +65,23 @@ class SampleBlock:
 
 
 @dataclass
+class RecordBlock:
+    """One record of a keyed table: the rows that share the table's key columns.
+
+    ``rows`` hold the table's columns (``schema.RECORD_TABLES``) except
+    ``source``, ``source_file`` and ``record_hash``, which the landing adds;
+    every row carries the key columns with the same values. A column a row
+    lacks is null. ``line`` is where the record starts in ``file`` (1 for a
+    JSON file), for rows that carry no ``source_line`` of their own.
+    """
+
+    table: str
+    rows: list[dict[str, Any]]
+    file: Path
+    line: int = 1
+
+
+@dataclass
 class RunHistory:
     """One run as one source holds it."""
 
@@ -79,6 +102,7 @@ class RunHistory:
     values: list[float] = field(default_factory=list)
     wall_times: list[float | None] = field(default_factory=list)
     samples: list[SampleBlock] = field(default_factory=list)  # per-sample rewards, if logged
+    records: list[RecordBlock] = field(default_factory=list)  # keyed records (eval steps, ...)
     skipped: Counter[str] = field(default_factory=Counter)
     rejects: list[HistoryReject] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # e.g. "truncated at the end"
@@ -244,3 +268,57 @@ def relative_name(folder: Path, root: Path) -> str:
     if folder != base and folder.is_relative_to(base):
         return ".".join(folder.relative_to(base).parts)
     return folder.name or "run"
+
+
+# --------------------------------------------------------------------------- folders of JSON files
+
+
+class CutShort(Exception):
+    """A JSON file that ends before its value does (a writer still at it)."""
+
+
+def load_json_file(path: Path, may_be_cut: bool) -> tuple[Any, str | None, str]:
+    """A JSON file's value, or why it cannot be read: ``(value, reason, raw text)``.
+
+    ``reason`` is None when the value was read. A file a writer may still be
+    writing (``may_be_cut``) that is empty or an object without its end
+    raises CutShort: it is not damaged, only not complete yet.
+    """
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return None, f"cannot be read: {exc.strerror or exc}", ""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"not valid UTF-8 text: byte {exc.start + 1}", raw.decode("utf-8", "replace")
+    text = text.removeprefix("\ufeff")
+    try:
+        return json.loads(text), None, text
+    except ValueError as exc:
+        body = text.strip()
+        if may_be_cut and (not body or (body.startswith("{") and not body.endswith("}"))):
+            raise CutShort from exc
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return None, f"malformed JSON: {message}", text
+
+
+def newest_files(files: list[Path], last: list[Path]) -> set[Path]:
+    """The files a writer may still be writing: ``last`` and the newest by modification time."""
+    newest: set[Path] = set(last)
+    times = []
+    for path in files:
+        try:
+            times.append((path.stat().st_mtime_ns, path))
+        except OSError:
+            continue
+    if times:
+        latest = max(t for t, _ in times)
+        newest.update(p for t, p in times if t == latest)
+    return newest
+
+
+def listed(items: list[str], shown: int = 3) -> str:
+    """The first few items joined for a note, then how many there are in all."""
+    text = "; ".join(items[:shown])
+    return text + (f"; ... ({len(items):,} in all)" if len(items) > shown else "")

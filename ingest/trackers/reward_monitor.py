@@ -59,9 +59,13 @@ from obs.ingest.monitoring_format import (
 )
 from obs.ingest.schema import REWARD_SAMPLES
 from obs.ingest.trackers.base import (
+    CutShort,
     RunHistory,
     SampleBlock,
     as_step,
+    listed,
+    load_json_file,
+    newest_files,
     relative_name,
     safe_run_id,
     utc,
@@ -76,7 +80,6 @@ EPOCH_FLOOR = 1e9
 STEP_HINTS = (b'"metrics"', b'"reward_scores"', *(f'"{k}"'.encode() for k in DATACLASS_KEYS))
 FINAL_HINTS = (b'"metrics_history"', b'"reward_function_names"')
 SUMMARY_HINTS = (b'"total_steps_tracked"', b'"function_statistics"', b'"anomalies_detected"')
-SHOWN = 3  # file names a note lists before "..."
 EPOCH = datetime(1970, 1, 1)
 
 
@@ -184,10 +187,6 @@ class _StepFile:
     samples: list[SampleBlock] = field(default_factory=list)
 
 
-class _Cut(Exception):
-    """A file that ends before its JSON does (a writer still at it)."""
-
-
 def read(fmt: str, origin: Path, root: Path) -> list[RunHistory]:
     if not origin.is_dir():
         raise IngestError(
@@ -204,7 +203,7 @@ def read(fmt: str, origin: Path, root: Path) -> list[RunHistory]:
     for path in steps:
         try:
             read_one = _read_step_file(history, path, path in newest)
-        except _Cut:
+        except CutShort:
             cut.append(path.name)
             continue
         if read_one is None:
@@ -228,7 +227,7 @@ def read(fmt: str, origin: Path, root: Path) -> list[RunHistory]:
     if final is not None:
         try:
             final_summary = _read_final(history, final, set(by_step), final in newest)
-        except _Cut:
+        except CutShort:
             cut.append(final.name)
     history.summary = final_summary
     if summary is not None:
@@ -237,7 +236,7 @@ def read(fmt: str, origin: Path, root: Path) -> list[RunHistory]:
                 **final_summary,
                 **_read_summary(history, summary, summary in newest),
             }
-        except _Cut:
+        except CutShort:
             cut.append(summary.name)
     if prefixes:
         shown = sorted(prefixes)
@@ -247,12 +246,12 @@ def read(fmt: str, origin: Path, root: Path) -> list[RunHistory]:
     history.state = "finished" if final is not None and FINAL_METRICS not in cut else "running"
     if renamed:
         history.notes.append(
-            f"{_listed(renamed)}: the step inside a file is kept, not the one its name says"
+            f"{listed(renamed)}: the step inside a file is kept, not the one its name says"
         )
     if superseded:
         history.notes.append(
             f"{len(superseded):,} step files hold a step another file holds too; the last by "
-            f"file name is kept ({_listed(superseded)})"
+            f"file name is kept ({listed(superseded)})"
         )
     if cut:
         history.truncated = True
@@ -265,49 +264,15 @@ def read(fmt: str, origin: Path, root: Path) -> list[RunHistory]:
 
 def _newest(steps: list[Path], final: Path | None, summary: Path | None) -> set[Path]:
     """The files a writer may still be writing: the last step file, the newest file."""
-    files = steps + [p for p in (final, summary) if p is not None]
-    newest: set[Path] = set(steps[-1:])
-    times = []
-    for path in files:
-        try:
-            times.append((path.stat().st_mtime_ns, path))
-        except OSError:
-            continue
-    if times:
-        latest = max(t for t, _ in times)
-        newest.update(p for t, p in times if t == latest)
-    return newest
-
-
-def _listed(items: list[str]) -> str:
-    shown = "; ".join(items[:SHOWN])
-    return shown + (f"; ... ({len(items):,} in all)" if len(items) > SHOWN else "")
+    return newest_files(steps + [p for p in (final, summary) if p is not None], steps[-1:])
 
 
 def _load(history: RunHistory, path: Path, may_be_cut: bool) -> Any:
-    """The file's JSON value; None once rejected. Raises _Cut for a newest file cut short."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        history.reject(path, 1, f"cannot be read: {exc.strerror or exc}")
-        return None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        history.reject(
-            path, 1, f"not valid UTF-8 text: byte {exc.start + 1}", raw.decode("utf-8", "replace")
-        )
-        return None
-    text = text.removeprefix(BOM)
-    try:
-        return json.loads(text)
-    except ValueError as exc:
-        body = text.strip()
-        if may_be_cut and (not body or (body.startswith("{") and not body.endswith("}"))):
-            raise _Cut from exc
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        history.reject(path, 1, f"malformed JSON: {message}", text)
-        return None
+    """The file's JSON value; None once rejected. Raises CutShort for a newest file cut short."""
+    value, reason, raw = load_json_file(path, may_be_cut)
+    if reason is not None:
+        history.reject(path, 1, reason, raw)
+    return value
 
 
 def _read_step_file(history: RunHistory, path: Path, may_be_cut: bool) -> _StepFile | None:

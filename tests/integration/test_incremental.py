@@ -17,6 +17,7 @@ import duckdb
 import pytest
 from obs.cli import build_state
 from obs.ingest.synthetic import DemoSpec, write_demo_run
+from obs.ingest.synthetic_agent import AgentSpec, write_agent_run
 from obs.ingest.synthetic_runs import write_seed_export
 
 from tests.conftest import run_cli
@@ -120,6 +121,14 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
     write_seed_export(exports / "w0.json", run_id="w0", steps=50, seed=2)
     run_cli([*base, "ingest", "metrics", exports, "-q"])
     (exports / "w0.json").unlink()
+    # A multi-turn agent's run g: its rollouts (the last step lands later),
+    # eval logs and console log.
+    agent = tmp_path / "agent"
+    write_agent_run(agent, AgentSpec(steps=4, queries=3, rollouts=3, eval_every=2))
+    (agent / "rollouts" / "4.jsonl").rename(held / "g4.jsonl")
+    run_cli([*base, "ingest", "rollouts", agent / "rollouts", "--run", "g", "-q"])
+    run_cli([*base, "ingest", "eval-logs", agent / "eval_logs", "--run", "g", "-q"])
+    run_cli([*base, "ingest", "trainer-log", agent / "train.log", "--run", "g-log", "-q"])
     run_cli([*base, "build", *NO_LOOKBACK])
     # Sentinels: an incremental build that re-read an unchanged iteration
     # would overwrite them; one in the grown iteration must be overwritten.
@@ -158,6 +167,15 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
             f"update {table} set ingested_through = timestamp '2000-01-01' "
             "where run_id = 'a' and step in (1, 3)"
         )
+    # The agent model builds by iteration too, and keeps a marker row for
+    # the iterations of a run with no agentic rollout (run a).
+    agent_times = con.execute(
+        "select distinct run_id, iteration, ingested_through from int_agent_rollouts"
+    ).fetchall()
+    con.execute(
+        "update int_agent_rollouts set ingested_through = timestamp '2000-01-01' "
+        "where (run_id = 'a' and iteration in (1, 3)) or (run_id = 'g' and iteration = 2)"
+    )
     # The run-history models build by run: w0 must not be read again, the
     # grown w1 must, whole (its marks of how far it was judged included).
     for table, column in run_sentinels.items():  # negated: exact both ways
@@ -178,6 +196,8 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
     (held / "4.jsonl").rename(run_a / "4.jsonl")
     run_cli([*base, "ingest", "rollouts", run_a, "--run", "a", "-q"])
     run_cli([*base, "ingest", "rollouts", held / "b", "--run", "b", "-q"])
+    (held / "g4.jsonl").rename(agent / "rollouts" / "4.jsonl")
+    run_cli([*base, "ingest", "rollouts", agent / "rollouts", "--run", "g", "-q"])
     track(range(5, 8))
     run_cli([*base, "ingest", "monitoring", monitor, "--run", "m", "-q"])
     with accuracy.open("a") as grown:
@@ -209,6 +229,18 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
             f"update {table} set ingested_through = ? where ingested_through < '2001-01-01'",
             [original],
         )
+    marked = (
+        "select distinct run_id, iteration from int_agent_rollouts "
+        "where ingested_through < '2001-01-01' order by all"
+    )
+    # a's iteration 1 and g's 2 were not read again (3 was: it grew)
+    assert con.execute(marked).fetchall() == [("a", 1), ("g", 2)]
+    for run, iteration, original in agent_times:
+        con.execute(
+            "update int_agent_rollouts set ingested_through = ? where run_id = ? "
+            "and iteration = ? and ingested_through < '2001-01-01'",
+            [original, run, iteration],
+        )
     for table, column in run_sentinels.items():
         marked = f"select distinct run_id from {table} where {column} < 0"
         assert con.execute(marked).fetchall() == [("w0",)], table
@@ -228,7 +260,7 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
     # Every model holds rows (an empty table would compare equal trivially).
     assert [t for t, (rows, _, _) in differences.items() if rows == 0] == []
     rollouts = _positions(full, "select sum(n), count(distinct run_id) from fct_score_distribution")
-    assert rollouts == [(12 * 5 * 4 + 9 * 3 * 4, 2)]
+    assert rollouts == [(12 * 5 * 4 + 9 * 3 * 4 + 4 * 3 * 3, 3)]  # runs a, b and the agent's g
     # Run m's eight monitored steps, three samples each; run a's steps are its rollouts'.
     samples = _positions(
         full,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,16 @@ def test_meta_stg_rollouts_lists_the_lake_schema(manifest: dict, tmp_path: Path)
     finally:
         con.close()
     assert set(names) == expected and len(names) == len(expected)
+
+
+@pytest.mark.parametrize("table", ["eval_steps", "step_groups", "turn_advantages"])
+def test_meta_record_staging_lists_the_lake_schema(manifest: dict, table: str) -> None:
+    """A keyed-record table's staging view and its yml list schema.py's columns."""
+    from obs.ingest.schema import RECORD_TABLES, RUN_PARTITION, TIME_PARTITION
+
+    expected = {RUN_PARTITION, TIME_PARTITION, *RECORD_TABLES[table].names}
+    [model] = [m for m in _models(manifest) if m["name"] == f"stg_{table}"]
+    assert set(model["columns"]) == expected
+    sql = (project_dir() / "models" / "staging" / "lake" / f"stg_{table}.sql").read_text()
+    declared = set(re.findall(r"'(\w+)': '\w+(?:\[\])?'", sql))
+    assert declared == expected

@@ -366,12 +366,12 @@ def test_metrics_command_finds_the_folder_and_names_the_run_after_it(
     folder = tmp_path / "monitoring_data"
     _write_run(folder, steps=4, samples=2)
     result = invoke(["ingest", "metrics", folder])
-    assert result.stdout.startswith("runs monitoring_data: ")
+    assert result.stdout.startswith("run monitoring_data: ")
     assert " points and 24 reward samples landed, 0 rejected, from 1 source" in result.stdout
     [(runs,)] = _query(lake, "reward_samples", "select count(distinct run_id) from t")
     assert runs == 1
     line = invoke(["ingest", "monitoring", folder]).stdout
-    assert line.startswith("runs monitoring_data: 0 points and 0 reward samples landed")
+    assert line.startswith("run monitoring_data: 0 points and 0 reward samples landed")
 
 
 def test_prefix_and_dataclass_vocabulary_land_as_the_same_keys(tmp_path: Path) -> None:

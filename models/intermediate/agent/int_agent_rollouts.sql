@@ -1,0 +1,164 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='delete+insert',
+        unique_key=['run_id', 'iteration'],
+    )
+}}
+{# A multi-turn agent's rollouts, one row per rollout that carries any of the
+   agent's fields in `extra` (turn_advantages, turn_rewards, num_turns,
+   max_turns, exit_reason, total_tokens, trainable_tokens, or a `messages`
+   list with roles), with those fields typed; rollouts of a single-turn run
+   have no row. Ingest has checked the fields (lists of finite numbers, whole
+   counts >= 0, text), so the casts here cannot fail.
+   - group_id: the rollout's `group_id`, else its prompt (GRPO's group);
+     group_sample_idx numbers the group's rollouts from 0 (by prompt, then
+     the prompt's sample order), as the console's advantage table does.
+   - num_turns: the count given, else the assistant messages of `messages`,
+     else the length of turn_advantages, else of turn_rewards.
+   - finished_early: num_turns < max_turns, or an exit_reason other than
+     exhausted; null when neither can be told.
+   Built by iteration: a build reads again only the (run, iteration) groups
+   that received a lake part since the last one. An iteration with rollouts
+   but no agentic one keeps one marker row (group_id and prompt_hash null),
+   so that later builds know it was read: every reader filters
+   `group_id is not null`. #}
+
+{%- set agent_keys = 'turn_advantages|turn_rewards|num_turns|max_turns|exit_reason'
+    ~ '|messages|total_tokens|trainable_tokens' %}
+
+with
+
+changed as (
+    select
+        run_id,
+        iteration,
+        prompt_hash,
+        sample_idx,
+        score,
+        extra,
+        ingested_at
+    from (
+        {{ changed_rows(ref('stg_rollouts'), ['run_id', 'iteration']) }}
+    ) as upstream
+),
+
+rollouts as (
+    select *
+    from changed
+    {# a cheap screen on the text before any JSON is parsed #}
+    where extra is not null
+        and regexp_matches(cast(extra as varchar), '"({{ agent_keys }})"')
+),
+
+typed as (
+    select
+        run_id,
+        iteration,
+        prompt_hash,
+        sample_idx,
+        score,
+        extra ->> 'group_id' as given_group_id,
+        try_cast(extra ->> 'num_turns' as bigint) as given_num_turns,
+        try_cast(extra ->> 'max_turns' as bigint) as max_turns,
+        lower(trim(extra ->> 'exit_reason')) as exit_reason,
+        try_cast(extra ->> 'total_tokens' as bigint) as total_tokens,
+        try_cast(extra ->> 'trainable_tokens' as bigint) as trainable_tokens,
+        case
+            when json_type(extra -> 'turn_advantages') = 'ARRAY'
+                then from_json(extra -> 'turn_advantages', '["DOUBLE"]')
+        end as turn_advantages,
+        case
+            when json_type(extra -> 'turn_rewards') = 'ARRAY'
+                then from_json(extra -> 'turn_rewards', '["DOUBLE"]')
+        end as turn_rewards,
+        case
+            when json_type(extra -> 'messages') = 'ARRAY'
+                then json_extract_string(extra, '$.messages[*].role')
+        end as message_roles,
+        ingested_at
+    from rollouts
+),
+
+counted as (
+    select
+        *,
+        case
+            when len(list_filter(message_roles, role -> role is not null)) > 0
+                then len(list_filter(message_roles, role -> role = 'assistant'))
+        end as assistant_messages
+    from typed
+),
+
+agentic as (
+    select
+        *,
+        coalesce(
+            given_num_turns, assistant_messages, len(turn_advantages), len(turn_rewards)
+        ) as num_turns
+    from counted
+    where given_num_turns is not null
+        or max_turns is not null
+        or exit_reason is not null
+        or total_tokens is not null
+        or trainable_tokens is not null
+        or turn_advantages is not null
+        or turn_rewards is not null
+        or assistant_messages is not null
+),
+
+rows_and_markers as (
+    select * from agentic
+    union all by name
+    select
+        run_id,
+        iteration,
+        max(ingested_at) as ingested_at
+    from changed
+    group by run_id, iteration
+    having not exists (
+        select 1 from agentic
+        where agentic.run_id = changed.run_id and agentic.iteration = changed.iteration
+    )
+),
+
+final as (
+    select
+        ---------- ids
+        run_id,
+        iteration,
+        prompt_hash,
+        sample_idx,
+        coalesce(given_group_id, prompt_hash) as group_id,
+        case when prompt_hash is not null then row_number() over (
+            partition by run_id, iteration, coalesce(given_group_id, prompt_hash)
+            order by prompt_hash, sample_idx
+        ) - 1 end as group_sample_idx,
+
+        ---------- strings
+        exit_reason,
+
+        ---------- numerics
+        score,
+        num_turns,
+        max_turns,
+        total_tokens,
+        trainable_tokens,
+        turn_advantages,
+        turn_rewards,
+
+        ---------- booleans
+        given_group_id is not null as has_group_id,
+        case
+            when num_turns < max_turns then true
+            when exit_reason is not null and exit_reason != 'exhausted' then true
+            when (num_turns is not null and max_turns is not null) or exit_reason is not null
+                then false
+        end as finished_early,
+
+        ---------- timestamps
+        max(ingested_at) over (partition by run_id, iteration) as ingested_through
+    from rows_and_markers
+)
+
+select * from final

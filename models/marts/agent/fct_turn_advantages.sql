@@ -1,0 +1,132 @@
+{# Turn-by-turn advantages of a multi-turn agent's rollouts, one row per run,
+   iteration, group, rollout and turn (turns numbered from 1, as the
+   trainer's console table numbers them; a rollout that stopped earlier has
+   no row for the later turns). Where from, per (run, iteration):
+   1. rollouts (int_agent_rollouts): a rollout's given `turn_advantages`
+      are kept as they are (is_given); a rollout with only `turn_rewards`
+      gets obs's rule: among the group's rollouts that reached turn t,
+      (r - mean_t) / (std_t + 1e-8), with the population std, and 0 when
+      only one rollout reached the turn. (The trainer derived its own from
+      tool actions, so given advantages always win.)
+   2. else the trainer's console tables (stg_turn_advantages), as printed. #}
+with
+
+agent as (
+    select *
+    from {{ ref('int_agent_rollouts') }}
+    where group_id is not null
+),
+
+given as (
+    select
+        run_id,
+        iteration,
+        group_id,
+        group_sample_idx as sample_idx,
+        prompt_hash,
+        generate_subscripts(turn_advantages, 1) as turn,
+        unnest(turn_advantages) as advantage
+    from agent
+    where turn_advantages is not null
+),
+
+reward_turns as (
+    select
+        run_id,
+        iteration,
+        group_id,
+        group_sample_idx as sample_idx,
+        prompt_hash,
+        turn_advantages is not null as has_given,
+        generate_subscripts(turn_rewards, 1) as turn,
+        unnest(turn_rewards) as turn_reward
+    from agent
+    where turn_rewards is not null
+),
+
+reward_stats as (
+    select
+        *,
+        avg(turn_reward) over turn_group as turn_mean,
+        stddev_pop(turn_reward) over turn_group as turn_std,
+        count(*) over turn_group as rollouts_at_turn
+    from reward_turns
+    window turn_group as (partition by run_id, iteration, group_id, turn)
+),
+
+from_rewards as (
+    select
+        run_id,
+        iteration,
+        group_id,
+        sample_idx,
+        prompt_hash,
+        turn,
+        case
+            when rollouts_at_turn = 1 then 0.0
+            else (turn_reward - turn_mean) / (turn_std + 1e-8)
+        end as advantage,
+        turn_reward,
+        rollouts_at_turn
+    from reward_stats
+    where not has_given
+),
+
+from_rollouts as (
+    select
+        given.*,
+        true as is_given,
+        reward_stats.turn_reward
+    from given
+    left join reward_stats using (run_id, iteration, group_id, sample_idx, turn)
+    union all by name
+    select
+        * exclude (rollouts_at_turn),
+        false as is_given
+    from from_rewards
+),
+
+from_log as (
+    select
+        logged.run_id,
+        logged.step as iteration,
+        logged.group_id,
+        logged.sample_idx,
+        logged.turn,
+        logged.advantage,
+        true as is_given
+    from {{ ref('stg_turn_advantages') }} as logged
+    anti join (select distinct run_id, iteration from from_rollouts) as covered
+        on logged.run_id = covered.run_id and logged.step = covered.iteration
+),
+
+both_sources as (
+    select *, 'rollouts' as source from from_rollouts
+    union all by name
+    select *, 'trainer-log' as source from from_log
+),
+
+final as (
+    select
+        ---------- ids
+        run_id,
+        iteration,
+        group_id,
+        sample_idx,
+        turn,
+        prompt_hash,
+
+        ---------- strings
+        source,
+
+        ---------- numerics
+        advantage,
+        turn_reward,
+        count(*) over (partition by run_id, iteration, group_id, turn) as rollouts_at_turn,
+
+        ---------- booleans
+        is_given
+    from both_sources
+)
+
+select * from final

@@ -1,0 +1,63 @@
+{# Advantages by turn index, one row per run, iteration and turn: how many
+   rollouts were still active at the turn, and the mean and spread of their
+   advantages (from fct_turn_advantages); the mean is rounded to 12
+   decimals, below which it is summation noise. #}
+with
+
+turns as (
+    select * from {{ ref('fct_turn_advantages') }}
+),
+
+iteration_rollouts as (
+    select
+        run_id,
+        iteration,
+        count(distinct (group_id, sample_idx)) as rollouts
+    from turns
+    group by run_id, iteration
+),
+
+by_turn as (
+    select
+        run_id,
+        iteration,
+        turn,
+        count(*) as rollouts_active,
+        count(distinct group_id) as groups_active,
+        {# advantages standardised within a group sum to 0; the last bits of that 0
+           depend on the order threads add in, so the mean keeps 12 decimals #}
+        round(avg(advantage), 12) as mean_advantage,
+        stddev_pop(advantage) as std_advantage,
+        min(advantage) as min_advantage,
+        max(advantage) as max_advantage,
+        avg(case when advantage < 0 then 1.0 else 0.0 end) as negative_share,
+        bool_and(is_given) as all_given
+    from turns
+    group by run_id, iteration, turn
+),
+
+final as (
+    select
+        ---------- ids
+        by_turn.run_id,
+        by_turn.iteration,
+        by_turn.turn,
+
+        ---------- numerics
+        by_turn.rollouts_active,
+        iteration_rollouts.rollouts,
+        by_turn.rollouts_active / iteration_rollouts.rollouts as active_share,
+        by_turn.groups_active,
+        by_turn.mean_advantage,
+        by_turn.std_advantage,
+        by_turn.min_advantage,
+        by_turn.max_advantage,
+        by_turn.negative_share,
+
+        ---------- booleans
+        by_turn.all_given
+    from by_turn
+    inner join iteration_rollouts using (run_id, iteration)
+)
+
+select * from final

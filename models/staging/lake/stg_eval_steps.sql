@@ -1,0 +1,75 @@
+{# A view over the lake's eval statistics: names and types, nothing computed.
+   An eval file (or a console's eval block) landed again with other values
+   lands anew; the newest part of a run's step and source is the value. #}
+with
+
+source as (
+    select * from {{ lake_source('eval_steps', {
+        'run_id': 'varchar', 'ingested_at': 'varchar', 'step': 'bigint',
+        'is_baseline': 'boolean', 'correct_answers': 'bigint', 'total_samples': 'bigint',
+        'attempted_answer': 'bigint', 'found_correct_email': 'bigint',
+        'read_correct_email': 'bigint', 'total_repeated_searches': 'bigint',
+        'total_unique_searches': 'bigint', 'total_searches': 'bigint', 'num_idk': 'bigint',
+        'accuracy': 'double', 'avg_reward': 'double', 'median_reward': 'double',
+        'std_reward': 'double', 'min_reward': 'double', 'max_reward': 'double',
+        'avg_turns_correct': 'double', 'avg_turns_idk': 'double',
+        'avg_search_attempts': 'double', 'eval_time': 'double', 'beat_rate': 'double',
+        'has_baseline': 'boolean', 'extra': 'varchar', 'source': 'varchar',
+        'source_file': 'varchar', 'source_line': 'bigint', 'record_hash': 'varchar'}) }}
+),
+
+renamed as (
+    select
+        ---------- ids
+        cast(run_id as varchar) as run_id,
+        cast(step as bigint) as step,
+        record_hash,
+
+        ---------- strings
+        source,
+        source_file,
+        cast(extra as json) as extra,
+
+        ---------- numerics
+        cast(correct_answers as bigint) as correct_answers,
+        cast(total_samples as bigint) as total_samples,
+        cast(attempted_answer as bigint) as attempted_answer,
+        cast(found_correct_email as bigint) as found_correct_email,
+        cast(read_correct_email as bigint) as read_correct_email,
+        cast(total_repeated_searches as bigint) as total_repeated_searches,
+        cast(total_unique_searches as bigint) as total_unique_searches,
+        cast(total_searches as bigint) as total_searches,
+        cast(num_idk as bigint) as num_idk,
+        cast(accuracy as double) as accuracy,
+        cast(avg_reward as double) as avg_reward,
+        cast(median_reward as double) as median_reward,
+        cast(std_reward as double) as std_reward,
+        cast(min_reward as double) as min_reward,
+        cast(max_reward as double) as max_reward,
+        cast(avg_turns_correct as double) as avg_turns_correct,
+        cast(avg_turns_idk as double) as avg_turns_idk,
+        cast(avg_search_attempts as double) as avg_search_attempts,
+        cast(eval_time as double) as eval_time,
+        cast(beat_rate as double) as beat_rate,
+        cast(source_line as bigint) as source_line,
+
+        ---------- booleans
+        coalesce(cast(is_baseline as boolean), false) as is_baseline,
+        cast(has_baseline as boolean) as has_baseline,
+
+        ---------- timestamps
+        strptime(ingested_at, '%Y%m%dT%H%M%S%fZ') as ingested_at
+
+    from source
+),
+
+newest as (
+    select *
+    from renamed
+    qualify row_number() over (
+        partition by run_id, step, is_baseline, source
+        order by ingested_at desc, source_file desc
+    ) = 1
+)
+
+select * from newest

@@ -1,0 +1,49 @@
+{# A view over the lake's turn-by-turn advantage tables (a trainer's console
+   log): names and types, nothing computed. A table is one block (its step
+   and group); one logged again with other values lands anew, and only the
+   newest block of a step and group is kept. #}
+with
+
+source as (
+    select * from {{ lake_source('turn_advantages', {
+        'run_id': 'varchar', 'ingested_at': 'varchar', 'step': 'bigint',
+        'group_id': 'varchar', 'groups_in_step': 'bigint', 'sample_idx': 'bigint',
+        'turn': 'bigint', 'advantage': 'double', 'source': 'varchar',
+        'source_file': 'varchar', 'source_line': 'bigint', 'record_hash': 'varchar'}) }}
+),
+
+renamed as (
+    select
+        ---------- ids
+        cast(run_id as varchar) as run_id,
+        cast(step as bigint) as step,
+        group_id,
+        cast(sample_idx as bigint) as sample_idx,
+        cast(turn as bigint) as turn,
+        record_hash,
+
+        ---------- strings
+        source,
+        source_file,
+
+        ---------- numerics
+        cast(groups_in_step as bigint) as groups_in_step,
+        cast(advantage as double) as advantage,
+        cast(source_line as bigint) as source_line,
+
+        ---------- timestamps
+        strptime(ingested_at, '%Y%m%dT%H%M%S%fZ') as ingested_at
+
+    from source
+),
+
+newest as (
+    select *
+    from renamed
+    qualify dense_rank() over (
+        partition by run_id, step, group_id, source
+        order by ingested_at desc, source_file desc, record_hash desc
+    ) = 1
+)
+
+select * from newest
