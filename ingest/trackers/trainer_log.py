@@ -1,7 +1,7 @@
 """An agentic GRPO trainer's console log (its stdout captured to a file), as keyed records.
 
-The multi-turn email-search trainer of SEED 004 prints, among much else, the
-blocks this reader keeps (SEEDS 004-IN-2..5):
+A multi-turn e-mail search agent's GRPO trainer prints, among much else, the
+blocks this reader keeps:
 
 * ``📍 Step 10/200`` at a step's start (``📍 STEP 10`` in verbose mode) and
   ``📍 Step 10/200 (5.0%) | ETA: 0:09:30`` at its end: the step the lines

@@ -2,18 +2,18 @@
 
 One warehouse for the module, through the real `obs ingest` and `obs build`:
 - agent-1: two iterations of rollout dumps. Iteration 0 has three groups of
-  three rollouts: g-given (turn_advantages given, the seed's 004-IN-2 values,
+  three rollouts: g-given (turn_advantages given, the trainer's values,
   rollout 2 one turn short), g-rewards (turn_rewards only: obs computes the
   advantages) and g-flat (every score 0.5: zero variance, filtered). Four
   rollouts finish early (answered 2, idk 1, error 1); each rollout has 500
   tokens, 135 trainable. Iteration 1 is one zero-variance group (all groups
   filtered). A metrics.jsonl gives iteration 0's rollout and training times.
-  Eval files: the seed's example (004-IN-1) at step 10, an earlier step 0
+  Eval files: the trainer's example at step 10, an earlier step 0
   and a baseline (step -1).
 - plain: rollouts with exit reasons and no turn data (a group summary but no
   turn advantages).
-The expected text is written out by hand from the seed's layouts (004-IN-2..5,
-004-O-4) and the marts' rules, not computed with obs.
+The expected text is written out by hand from the trainer's layouts
+ and the marts' rules, not computed with obs.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ pytestmark = pytest.mark.integration
 
 RULE = "─" * 80
 
-# The seed's eval file (004-IN-1), and an earlier eval and a baseline beside it.
-SEED_EVAL = {
+# The trainer's eval file and an earlier eval and a baseline beside it.
+EXAMPLE_EVAL = {
     "step": 10,
     "accuracy": 0.85,
     "correct_answers": 85,
@@ -58,7 +58,7 @@ SEED_EVAL = {
     "eval_time": 234.5,
     "beat_rate": 0.78,
 }
-FIRST_EVAL = SEED_EVAL | {
+FIRST_EVAL = EXAMPLE_EVAL | {
     "step": 0,
     "accuracy": 0.83,
     "correct_answers": 83,
@@ -72,7 +72,7 @@ FIRST_EVAL = SEED_EVAL | {
     "avg_reward": 0.65,
     "beat_rate": 0.70,
 }
-BASELINE_EVAL = {k: v for k, v in SEED_EVAL.items() if k != "beat_rate"} | {
+BASELINE_EVAL = {k: v for k, v in EXAMPLE_EVAL.items() if k != "beat_rate"} | {
     "step": -1,
     "is_baseline": True,
     "accuracy": 0.70,
@@ -189,7 +189,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     evals.mkdir()
     for name, record in (
         ("eval_step_0000.json", FIRST_EVAL),
-        ("eval_step_0010.json", SEED_EVAL),
+        ("eval_step_0010.json", EXAMPLE_EVAL),
         ("baseline_eval.json", BASELINE_EVAL),
     ):
         (evals / name).write_text(json.dumps(record, indent=2))
@@ -212,7 +212,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
 # --------------------------------------------------------------------------- obs show eval
 
 
-def test_show_eval_step_prints_the_seed_block(built: Built) -> None:
+def test_show_eval_step_prints_the_trainers_block(built: Built) -> None:
     out = built.invoke(["show", "eval", "--run", "agent-1", "--step", "10"]).stdout
     assert out.splitlines() == [
         "Step 10: accuracy 85.0% (85/100), avg reward 0.723 (std 0.312), median 0.850, "
@@ -252,7 +252,7 @@ def test_show_eval_json_holds_the_rows(built: Built) -> None:
     rows = json.loads(built.invoke(["show", "eval", "--run", "agent-1", "--format", "json"]).stdout)
     assert [(r["step"], r["is_baseline"]) for r in rows] == [(-1, True), (0, False), (10, False)]
     step = rows[2]
-    for key, value in SEED_EVAL.items():
+    for key, value in EXAMPLE_EVAL.items():
         assert step[key] == pytest.approx(value), key
     assert step["has_baseline"] is True and step["previous_step"] == 0
     assert step["found_rate"] == pytest.approx(0.87)

@@ -7,7 +7,7 @@ Runs are real files landed with `obs ingest` and built with `obs build`:
   named by group_id with turn rewards, a zero-variance group with given
   advantages and a turn count taken from messages, a one-rollout group,
   each exit reason once);
-* ``hand`` also has the seed's eval file (its example numbers), a second
+* ``hand`` also has the trainer's eval file (its example numbers), a second
   eval step under the source's other spellings, a baseline and a damaged
   file that must be named while the others land;
 * ``gen``: the synthetic agent run's rollouts (known zero-variance groups
@@ -77,7 +77,7 @@ HAND_ROLLOUTS = {
 }
 
 # The trainer's example eval file (its 21 keys and numbers).
-SEED_EVAL = {
+EXAMPLE_EVAL = {
     "step": 10, "accuracy": 0.85, "correct_answers": 85, "total_samples": 100,
     "attempted_answer": 95, "avg_reward": 0.723, "median_reward": 0.850, "std_reward": 0.312,
     "min_reward": -1.200, "max_reward": 1.500, "found_correct_email": 87,
@@ -123,7 +123,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
     ).output
     evals = root / "hand" / "eval_logs"
     evals.mkdir()
-    (evals / "eval_step_0010.json").write_text(json.dumps(SEED_EVAL, indent=2))
+    (evals / "eval_step_0010.json").write_text(json.dumps(EXAMPLE_EVAL, indent=2))
     (evals / "eval_step_0020.json").write_text("\ufeff" + json.dumps(NEXT_EVAL))
     (evals / "baseline_eval_0.json").write_text(json.dumps(BASELINE))
     (evals / "eval_step_0005.json").write_text('{"step": 5, "accuracy": 0.8,, }')
@@ -360,7 +360,7 @@ def test_eval_steps_of_the_seed_example(built: dict) -> None:
     baseline, first, second = rows
     assert baseline["is_baseline"] is True and baseline["accuracy"] == 0.6
     assert json.loads(baseline["extra"]) == {"control_reward_map": {"q1": [0.1, 0.5]}}
-    for key, value in SEED_EVAL.items():
+    for key, value in EXAMPLE_EVAL.items():
         assert first[key] == pytest.approx(value), key
     assert first["basis"] == "eval-logs" and first["has_baseline"] is True
     assert first["attempted_rate"] == pytest.approx(0.95)

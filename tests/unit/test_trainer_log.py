@@ -1,4 +1,4 @@
-"""The trainer-log reader: SEED 004's console blocks (004-IN-2..5) as keyed records.
+"""The trainer-log reader: the trainer's console blocks as keyed records.
 
 Every fixture is a real file in tmp_path, read with ``read(...)``; the expected
 records are worked out by hand from the fixture text (line numbers included).
@@ -30,17 +30,17 @@ from obs.ingest.trackers.base import RunHistory, safe_run_id
 RULE = "─" * 80
 EQUALS = "=" * 80
 
-# --------------------------------------------------------------------------- the seed's blocks
+# --------------------------------------------------------------------------- the trainer's blocks
 
-# 004-IN-5, concise step-end summary (emoji recovered via (ref)).
-SEED_CONCISE = """\
+# concise step-end summary .
+EXAMPLE_CONCISE = """\
 📍 Step 10/200
 📊 Collecting 3 rollouts for 8 queries...
   Groups: 6/8 kept (2 filtered), 18/48 finished early
 """
 
-# 004-IN-2, the turn-by-turn advantage table, 80-character rules.
-SEED_TABLE = f"""\
+# the turn-by-turn advantage table, 80-character rules.
+EXAMPLE_TABLE = f"""\
 {RULE}
 📊 Turn-by-Turn Advantage Table:
 {RULE}
@@ -52,8 +52,8 @@ Rollout | Turn  1 | Turn  2 | Turn  3 | Turn  4 |
 {RULE}
 """
 
-# 004-IN-4, the verbose step-end group summary.
-SEED_SUMMARY = f"""\
+# the verbose step-end group summary.
+EXAMPLE_SUMMARY = f"""\
 {RULE}
 STEP PHASE 4: BACKPROPAGATION & OPTIMIZATION
 {RULE}
@@ -73,8 +73,8 @@ STEP PHASE 4: BACKPROPAGATION & OPTIMIZATION
 {RULE}
 """
 
-# 004-IN-3, the eval block.
-SEED_RUBRIC = """\
+# the eval block.
+EXAMPLE_RUBRIC = """\
 📊 Detailed Rubric Statistics:
    Attempted answers: 95/100 (95.0%)
    Found correct email: 87/100 (87.0%)
@@ -89,10 +89,10 @@ SEED_RUBRIC = """\
 
 # Lines 1-3 concise, 4-12 table (header 7, rows 9-11), 13-29 summary (fields 16-18,
 # bullets 21-28), 30-39 eval block.
-SEED_LOG = SEED_CONCISE + SEED_TABLE + SEED_SUMMARY + SEED_RUBRIC
+EXAMPLE_LOG = EXAMPLE_CONCISE + EXAMPLE_TABLE + EXAMPLE_SUMMARY + EXAMPLE_RUBRIC
 
-SEED_STATS_FILE = "outputs/grpo_masked/eval_logs/eval_step_0010.json"
-SEED_GROUPS_ROW = {
+EXAMPLE_STATS_FILE = "outputs/grpo_masked/eval_logs/eval_step_0010.json"
+EXAMPLE_GROUPS_ROW = {
     "step": 10,
     "max_steps": 200,
     "rollouts_per_query": 3,
@@ -109,7 +109,7 @@ SEED_GROUPS_ROW = {
     "total_tokens": 45678,
     "trainable_tokens": 12345,
 }
-SEED_TABLE_ROWS = [
+EXAMPLE_TABLE_ROWS = [
     {"sample_idx": 0, "turn": 1, "advantage": 0.35, "source_line": 9},
     {"sample_idx": 0, "turn": 2, "advantage": 0.42, "source_line": 9},
     {"sample_idx": 0, "turn": 3, "advantage": 0.8, "source_line": 9},
@@ -123,7 +123,7 @@ SEED_TABLE_ROWS = [
     {"sample_idx": 2, "turn": 3, "advantage": -0.3, "source_line": 11},
     {"sample_idx": 2, "turn": 4, "advantage": -0.45, "source_line": 11},
 ]
-SEED_RUBRIC_ROW = {
+EXAMPLE_RUBRIC_ROW = {
     "step": 10,
     "is_baseline": False,
     "attempted_answer": 95,
@@ -137,15 +137,15 @@ SEED_RUBRIC_ROW = {
     "avg_turns_idk": 4.2,
     "num_idk": 5,
     "avg_search_attempts": 2.45,
-    "extra": json.dumps({"stats_file": SEED_STATS_FILE}),
+    "extra": json.dumps({"stats_file": EXAMPLE_STATS_FILE}),
 }
-SEED_RECORDS = {
-    (STEP_GROUPS, (10,)): (2, [SEED_GROUPS_ROW]),
+EXAMPLE_RECORDS = {
+    (STEP_GROUPS, (10,)): (2, [EXAMPLE_GROUPS_ROW]),
     (TURN_ADVANTAGES, (10, "table1")): (
         7,
-        [{"step": 10, "group_id": "table1", **row} for row in SEED_TABLE_ROWS],
+        [{"step": 10, "group_id": "table1", **row} for row in EXAMPLE_TABLE_ROWS],
     ),
-    (EVAL_STEPS, (10, False)): (30, [SEED_RUBRIC_ROW]),
+    (EVAL_STEPS, (10, False)): (30, [EXAMPLE_RUBRIC_ROW]),
 }
 UNGROUPED_NOTE = (
     "turn-advantage tables with no 'GROUP g/G' line at their step: 1; they are named "
@@ -167,7 +167,7 @@ REF_EVAL_PRINTED = f"""\
    Median reward: 0.850
    Range: [-1.200, 1.500]
 
-{SEED_RUBRIC}{EQUALS}
+{EXAMPLE_RUBRIC}{EQUALS}
 
 """
 REF_EVAL_LOGGED = f"""\
@@ -190,7 +190,7 @@ INFO:grpo.trainer:  - Repeated searches: 15 (total: 245, unique: 230)
 INFO:grpo.trainer:  - Avg turns (correct): 3.45 turns
 INFO:grpo.trainer:  - Avg turns (I don't know): 4.20 turns (count: 5)
 INFO:grpo.trainer:  - Avg search attempts: 2.45
-INFO:grpo.trainer:💾 Eval stats saved to: {SEED_STATS_FILE}
+INFO:grpo.trainer:💾 Eval stats saved to: {EXAMPLE_STATS_FILE}
 INFO:grpo.trainer:{RULE}
 INFO:grpo.trainer:
 """
@@ -266,12 +266,12 @@ def prefixed(text: str, prefix: str, every: int = 1, tail: str = "") -> str:
 EMOJI = re.compile("[\U0001f300-\U0001faff\u2300-\u23ff\u2600-\u27bf\ufe0f]")
 
 
-# --------------------------------------------------------------------------- the seed's blocks
+# --------------------------------------------------------------------------- the trainer's blocks
 
 
-def test_trainer_log_seed_blocks_exact(tmp_path: Path) -> None:
-    history = parse(write(tmp_path, SEED_LOG))
-    assert records(history) == SEED_RECORDS
+def test_trainer_log_example_blocks_exact(tmp_path: Path) -> None:
+    history = parse(write(tmp_path, EXAMPLE_LOG))
+    assert records(history) == EXAMPLE_RECORDS
     assert history.rejects == []
     assert history.notes == [UNGROUPED_NOTE]
     assert history.truncated is False
@@ -281,15 +281,15 @@ def test_trainer_log_seed_blocks_exact(tmp_path: Path) -> None:
 def test_trainer_log_ref_eval_block(tmp_path: Path) -> None:
     # Line 1 sets step 10; the printed block's title is line 4.
     history = parse(write(tmp_path, "📍 Step 10/200\n" + REF_EVAL_PRINTED))
-    expected = {**SEED_RUBRIC_ROW, **REF_EVAL_FIELDS, "std_reward": 0.312}
+    expected = {**EXAMPLE_RUBRIC_ROW, **REF_EVAL_FIELDS, "std_reward": 0.312}
     assert records(history) == {(EVAL_STEPS, (10, False)): (4, [expected])}
     assert history.notes == []
 
 
 def test_trainer_log_ref_eval_logged_copy(tmp_path: Path) -> None:
     history = parse(write(tmp_path, REF_EVAL_LOGGED))
-    extra = {"beat_control_avg_delta": 0.12, "stats_file": SEED_STATS_FILE}
-    expected = {**SEED_RUBRIC_ROW, **REF_EVAL_FIELDS, "extra": json.dumps(extra, sort_keys=True)}
+    extra = {"beat_control_avg_delta": 0.12, "stats_file": EXAMPLE_STATS_FILE}
+    expected = {**EXAMPLE_RUBRIC_ROW, **REF_EVAL_FIELDS, "extra": json.dumps(extra, sort_keys=True)}
     assert records(history) == {(EVAL_STEPS, (10, False)): (3, [expected])}
 
 
@@ -297,9 +297,9 @@ def test_trainer_log_eval_printed_and_logged_copies_are_one_record(tmp_path: Pat
     # The trainer prints the block and logs a copy: std (only printed) and the
     # delta (only logged) both stay; the record starts at the printed block.
     history = parse(write(tmp_path, "📍 Step 10/200\n" + REF_EVAL_PRINTED + REF_EVAL_LOGGED))
-    extra = {"beat_control_avg_delta": 0.12, "stats_file": SEED_STATS_FILE}
+    extra = {"beat_control_avg_delta": 0.12, "stats_file": EXAMPLE_STATS_FILE}
     expected = {
-        **SEED_RUBRIC_ROW,
+        **EXAMPLE_RUBRIC_ROW,
         **REF_EVAL_FIELDS,
         "std_reward": 0.312,
         "extra": json.dumps(extra, sort_keys=True),
@@ -321,32 +321,32 @@ PREFIXES = {
 
 
 @pytest.mark.parametrize("style", PREFIXES)
-def test_trainer_log_seed_blocks_with_logging_prefix(tmp_path: Path, style: str) -> None:
+def test_trainer_log_example_blocks_with_logging_prefix(tmp_path: Path, style: str) -> None:
     prefix, every, tail = PREFIXES[style]
-    history = parse(write(tmp_path, prefixed(SEED_LOG, prefix, every, tail)))
-    assert records(history) == SEED_RECORDS
+    history = parse(write(tmp_path, prefixed(EXAMPLE_LOG, prefix, every, tail)))
+    assert records(history) == EXAMPLE_RECORDS
     assert history.rejects == []
 
 
 @pytest.mark.parametrize("replacement", ["", "?", "\ufffd"])
-def test_trainer_log_seed_blocks_without_emoji(tmp_path: Path, replacement: str) -> None:
-    text = EMOJI.sub(replacement, SEED_LOG)
+def test_trainer_log_example_blocks_without_emoji(tmp_path: Path, replacement: str) -> None:
+    text = EMOJI.sub(replacement, EXAMPLE_LOG)
     assert "📍" not in text and "✓" not in text and "Step 10/200" in text
     history = parse(write(tmp_path, text))
-    assert records(history) == SEED_RECORDS
+    assert records(history) == EXAMPLE_RECORDS
 
 
 def test_trainer_log_bom_crlf_and_invalid_bytes(tmp_path: Path) -> None:
-    data = SEED_LOG.replace("\n", "\r\n").encode()
+    data = EXAMPLE_LOG.replace("\n", "\r\n").encode()
     data = data.replace("📍".encode(), b"\xf0\x9f\x93")  # the emoji cut short
     data = data.replace(b"STEP PHASE 4", b"STEP \xff\xfe PHASE 4")
     history = parse(write(tmp_path, b"\xef\xbb\xbf" + data))
-    assert records(history) == SEED_RECORDS
+    assert records(history) == EXAMPLE_RECORDS
     assert history.rejects == []
 
 
 def test_trainer_log_bom_before_the_first_step_line(tmp_path: Path) -> None:
-    history = parse(write(tmp_path, b"\xef\xbb\xbf" + SEED_CONCISE.encode()))
+    history = parse(write(tmp_path, b"\xef\xbb\xbf" + EXAMPLE_CONCISE.encode()))
     assert records(history)[(STEP_GROUPS, (10,))][1][0]["step"] == 10
 
 
@@ -362,7 +362,7 @@ def test_trainer_log_thousands_separators(
     tmp_path: Path, total: str, tokens: str, trained: str, expected: tuple[int, int]
 ) -> None:
     text = (
-        SEED_SUMMARY.replace("Total tokens: 45,678", f"Total tokens: {total}")
+        EXAMPLE_SUMMARY.replace("Total tokens: 45,678", f"Total tokens: {total}")
         .replace("Trainable tokens: 12,345", f"Trainable tokens: {tokens}")
         .replace("Tokens trained: 12,345", f"Tokens trained: {trained}")
     )
@@ -385,7 +385,7 @@ def test_trainer_log_tokens_trained_without_group_summary(tmp_path: Path) -> Non
 
 
 def test_trainer_log_concise_and_verbose_summaries_alone(tmp_path: Path) -> None:
-    concise = parse(write(tmp_path, SEED_CONCISE, "concise.log"))
+    concise = parse(write(tmp_path, EXAMPLE_CONCISE, "concise.log"))
     assert records(concise) == {
         (STEP_GROUPS, (10,)): (
             2,
@@ -404,9 +404,9 @@ def test_trainer_log_concise_and_verbose_summaries_alone(tmp_path: Path) -> None
             ],
         )
     }
-    verbose = parse(write(tmp_path, "📍 Step 10/200\n" + SEED_SUMMARY, "verbose.log"))
+    verbose = parse(write(tmp_path, "📍 Step 10/200\n" + EXAMPLE_SUMMARY, "verbose.log"))
     expected = {
-        k: v for k, v in SEED_GROUPS_ROW.items() if k not in {"rollouts_per_query", "queries"}
+        k: v for k, v in EXAMPLE_GROUPS_ROW.items() if k not in {"rollouts_per_query", "queries"}
     }
     assert records(verbose) == {(STEP_GROUPS, (10,)): (5, [expected])}
 
@@ -869,7 +869,7 @@ def test_trainer_log_ending_inside_a_table_waits_for_it(tmp_path: Path) -> None:
 
 
 def test_trainer_log_ending_inside_an_eval_block_waits_for_it(tmp_path: Path) -> None:
-    text = "📍 Step 10/200\n" + SEED_RUBRIC.split("\n\n")[0] + "\n"
+    text = "📍 Step 10/200\n" + EXAMPLE_RUBRIC.split("\n\n")[0] + "\n"
     history = parse(write(tmp_path, text))
     assert history.records == []
     assert history.truncated is True
@@ -898,7 +898,7 @@ def test_trainer_log_last_line_without_newline_is_left(tmp_path: Path) -> None:
 
 def test_trainer_log_rows_hold_only_their_tables_columns(tmp_path: Path) -> None:
     text = (
-        SEED_LOG
+        EXAMPLE_LOG
         + REF_EVAL_PRINTED
         + REF_EVAL_LOGGED
         + "📍 Step 11/200\n"
@@ -923,7 +923,9 @@ def test_trainer_log_rows_hold_only_their_tables_columns(tmp_path: Path) -> None
 def test_trainer_log_lines_across_read_chunks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
 ) -> None:
-    text = prefixed(SEED_LOG, "INFO:grpo.trainer:", 2) + group_table("1/2", "x") + SEED_CONCISE
+    text = (
+        prefixed(EXAMPLE_LOG, "INFO:grpo.trainer:", 2) + group_table("1/2", "x") + EXAMPLE_CONCISE
+    )
     path = write(tmp_path, text.replace("\n", "\r\n"))
     whole = parse(path)
     monkeypatch.setattr(module, "CHUNK", chunk)
@@ -974,7 +976,7 @@ def test_find_a_trainer_log(tmp_path: Path, marker: str) -> None:
 
 
 def test_find_ignores_other_files_and_folders(tmp_path: Path) -> None:
-    log = write(tmp_path, SEED_LOG, "logs/train.log")
+    log = write(tmp_path, EXAMPLE_LOG, "logs/train.log")
     assert module.find(log.parent) == []
     assert module.find(tmp_path) == []
     assert module.find(write(tmp_path, "Step 10/200\nGroups: many\n", "notes.txt")) == []
@@ -997,7 +999,7 @@ def test_find_ignores_other_files_and_folders(tmp_path: Path) -> None:
     ],
 )
 def test_run_name(tmp_path: Path, file: str, root: str, name: str) -> None:
-    path = write(tmp_path, SEED_CONCISE, file)
+    path = write(tmp_path, EXAMPLE_CONCISE, file)
     assert module.run_name(path, tmp_path / root) == name
     [history] = module.read(module.FORMAT, path, tmp_path / root)
     assert (history.name, history.run_id) == (name, safe_run_id(name))
@@ -1029,7 +1031,7 @@ def written(history: RunHistory) -> dict[str, int]:
 
 
 def test_trainer_log_lands_in_lake(tmp_path: Path) -> None:
-    path = write(tmp_path, SEED_LOG + "📍 Step 11/200\n" + group_table("1/8", "-0.500"))
+    path = write(tmp_path, EXAMPLE_LOG + "📍 Step 11/200\n" + group_table("1/8", "-0.500"))
     lake = tmp_path / "lake"
     source = Source(module, module.FORMAT, path)
 

@@ -16,7 +16,7 @@
     'std_reward', 'min_reward', 'max_reward', 'avg_turns_correct', 'avg_turns_idk',
     'avg_search_attempts', 'eval_time', 'beat_rate'] %}
 {%- set counts = statistics[:9] %}
-{#- tracker key -> statistic (004-IN-6) #}
+{#- tracker key -> statistic (the trainer's W&B keys) #}
 {%- set tracker_keys = {
     'eval/accuracy': 'accuracy', 'eval/avg_reward': 'avg_reward',
     'eval/median_reward': 'median_reward', 'eval/std_reward': 'std_reward',
