@@ -499,7 +499,7 @@ def _records_table(table: str, blocks: list[tuple[RecordBlock, str]], source: st
     spec = RECORD_TABLES[table]
     rows = []
     for block, digest in blocks:
-        where = str(block.file.resolve())
+        where = clean_text(str(block.file.resolve()))
         for row in block.rows:
             full = {name: row.get(name) for name in spec.names}
             full["source"] = source

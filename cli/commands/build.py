@@ -40,10 +40,18 @@ def check_lake(settings: Settings) -> None:
 
 
 def build_args(dbt_args: tuple[str, ...], unit_tests: bool) -> list[str]:
-    """dbt's arguments: no JSON artefacts, no unit tests unless asked; the user's last."""
+    """dbt's arguments: no JSON artefacts, no unit tests unless asked; the user's last.
+
+    With a selection, a data test runs only when every model it reads is
+    selected (dbt's "buildable" indirect selection, unless the user chose
+    another): a test of two marts must not run beside one of them alone.
+    """
     args = ["--no-write-json"]
     if not unit_tests:
         args += ["--exclude-resource-type", "unit_test"]
+    chosen = any(a.split("=", 1)[0] == "--indirect-selection" for a in dbt_args)
+    if build_state.selects(dbt_args) and not chosen:
+        args += ["--indirect-selection", "buildable"]
     return [*args, *dbt_args]
 
 

@@ -247,7 +247,8 @@ def _row(
             extra[name] = value
         elif typed is not None:
             row[canonical] = typed
-    row["extra"] = finite_json(extra) if extra else None
+    # (a lone surrogate, which JSON text may escape, has no UTF-8 form: U+FFFD)
+    row["extra"] = clean_text(finite_json(extra)) if extra else None
     return row
 
 
