@@ -81,7 +81,7 @@ def _round(
     settings: Settings,
     path: Path,
     run_id: str | None,
-    metrics: Path | None = None,
+    metrics: tuple[Path, ...] = (),
     followed: set[str] | None = None,
 ) -> str:
     """One round: land, build what changed (also what a failed round left); its line.
@@ -90,25 +90,30 @@ def _round(
 
     landed = ingest_rollouts(path, lake=settings.lake, run_id=run_id)
     files = list(landed.files)
-    points = 0
-    if metrics is not None:
+    points = records = 0
+    for source in metrics:
         from obs.ingest.history import ingest_metrics
 
-        history = ingest_metrics(metrics, lake=settings.lake, run_id=run_id)
+        history = ingest_metrics(source, lake=settings.lake, run_id=run_id)
         files += history.files
-        points = history.rows_landed
+        points += history.points_landed + history.samples_landed
+        records += history.record_rows
     if followed is not None:
         followed.update(f.run_id for f in files)
     problems = [f for f in files if f.is_problem]
     noted = f"; {len(problems)} file(s) not landed: {problems[0].source.name}" if problems else ""
     check_lake(settings)
     ran = run_build(dbt, settings, ("--quiet",), unit_tests=False)
-    if landed.rows_landed == 0 and points == 0 and ran == 0:
+    if landed.rows_landed == 0 and points == 0 and records == 0 and ran == 0:
         return f"nothing new{noted}"
     landed_points = f"+{points:,} metric points; " if points else ""
+    if records:
+        landed_points += f"+{records:,} eval, step and advantage rows; "
     coverage = _coverage(settings.warehouse, landed.run_ids) or "marts built (busy to read)"
     if landed.rows_landed == 0:
-        caught = "marts caught up with rows landed earlier; " if ran and not points else ""
+        caught = (
+            "marts caught up with rows landed earlier; " if ran and not points + records else ""
+        )
         return f"{landed_points}{caught}{coverage}{noted}"
     count = sum(1 for f in landed.files if f.rows_landed)
     return f"{landed_points}+{landed.rows_landed:,} rows from {count} file(s); {coverage}{noted}"
@@ -139,8 +144,10 @@ def _round(
     "--metrics",
     "metrics",
     type=click.Path(exists=True, path_type=Path),
+    multiple=True,
     help="Also land this tracker history each round (as obs ingest metrics does): a "
-    "TensorBoard folder, a metrics.jsonl, a W&B run folder, a trainer_state.json.",
+    "TensorBoard folder, a metrics.jsonl, a W&B run folder, a trainer_state.json, a reward "
+    "monitor's folder, an agent's eval_logs folder or console log. Repeatable.",
 )
 @pass_settings
 def watch(
@@ -149,7 +156,7 @@ def watch(
     run_id: str | None,
     every: float,
     rounds: int | None,
-    metrics: Path | None,
+    metrics: tuple[Path, ...],
 ) -> None:
     """Follow a run while it trains: land what is new under PATH, refresh the marts.
 
@@ -172,6 +179,7 @@ def watch(
     Example:
       obs watch outputs/rollout_data --run grpo-ifeval --every 5
       obs watch outputs/rollout_data --run grpo-ifeval --metrics outputs/metrics.jsonl
+      obs watch outputs/rollouts --run agent-1 --metrics outputs/eval_logs --metrics train.log
     """
     dbt = Dbt(settings.warehouse, settings.lake, keep_manifest=True)
     stop = _Stop()

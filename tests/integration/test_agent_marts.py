@@ -417,3 +417,23 @@ def test_eval_steps_from_tracker_keys(built: dict) -> None:
     assert row["found_rate"] == pytest.approx(0.87)
     assert row["total_repeated_searches"] == 15
     assert row["repeated_search_share"] == pytest.approx(15 / 245)
+
+
+def test_watch_follows_an_agent_run(tmp_path: Path) -> None:
+    """obs watch lands the rollouts, the eval logs and the console log of a live run."""
+    write_agent_run(tmp_path / "run", AgentSpec(steps=4, queries=3, rollouts=3, eval_every=2))
+    run = tmp_path / "run"
+    base = ["--lake", tmp_path / "lake", "--warehouse", tmp_path / "w.duckdb"]
+    result = run_cli(
+        [*base, "watch", run / "rollouts", "--run", "live", "--rounds", "1",
+         "--metrics", run / "eval_logs", "--metrics", run / "train.log"]
+    )  # fmt: skip
+    assert "+36 rows from 4 file(s)" in result.stderr, result.stderr
+    assert "eval, step and advantage rows" in result.stderr
+    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
+        evals = con.execute("select count(*) from fct_eval_steps where run_id = 'live'").fetchall()
+        groups = con.execute(
+            "select basis, count(*) from fct_group_summary where run_id = 'live' group by 1"
+        ).fetchall()
+    assert evals == [(2,)]
+    assert groups == [("rollouts", 4)]  # the rollouts win over the log's summaries
