@@ -22,6 +22,7 @@ class TrainingDashboard:
     >>> figures = dashboard.generate_all_charts()      # name -> plotly Figure
     >>> dashboard.save_combined_dashboard("dashboard.html")
     >>> dashboard.save_reward_dashboard("rewards.html")  # reward monitoring alone
+    >>> dashboard.save_agent_dashboard("agent.html")  # a multi-turn agent's run alone
     """
 
     def __init__(
@@ -94,6 +95,23 @@ class TrainingDashboard:
 
         rewards = load_reward_dashboard(self.warehouse, [self.run] if self.run else None)
         return dict(rewards.runs[0].figures) if rewards.runs else {}
+
+    def generate_agent_charts(self) -> dict[str, go.Figure]:
+        """The agentic run figures, by name (the first run with agent data, if several).
+
+        Empty when no chosen run has agent data.
+        """
+        from obs.reports.agent_dashboard import load_agent_dashboard
+
+        agent = load_agent_dashboard(self.warehouse, [self.run] if self.run else None)
+        return dict(agent.runs[0].figures) if agent.runs else {}
+
+    def save_agent_dashboard(self, path: str | Path, plotlyjs: str = "inline") -> Path:
+        """Write the agentic run page (a "no agentic data" page when there is none)."""
+        from obs.reports.agent_dashboard import load_agent_dashboard, render_agent_dashboard
+
+        agent = load_agent_dashboard(self.warehouse, [self.run] if self.run else None)
+        return render_agent_dashboard(agent, Path(path), plotlyjs)
 
     def save_reward_dashboard(self, path: str | Path, plotlyjs: str = "inline") -> Path:
         """Write the reward monitoring page (a "no reward data" page when there is none)."""

@@ -26,10 +26,11 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from markupsafe import Markup
 from obs.reports import figures
 from obs.reports.errors import ReportError
-from obs.reports.warehouse import connect, require_tables
+from obs.reports.warehouse import connect, require_tables, table_names
 from plotly.offline import get_plotlyjs, get_plotlyjs_version
 
 if TYPE_CHECKING:
+    from obs.reports.agent_dashboard import AgentRun
     from obs.reports.reward_dashboard import RewardRun
 
 MARTS = (
@@ -83,6 +84,8 @@ class Dashboard:
     generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     # Reward monitoring of the runs with reward data: the extra tabs.
     rewards: list[RewardRun] = field(default_factory=list)
+    # The agentic run sections of the runs with agent data: more extra tabs.
+    agents: list[AgentRun] = field(default_factory=list)
 
 
 def _fmt_int(value: Any) -> str:
@@ -109,6 +112,7 @@ def environment() -> Environment:
     env.filters["fmt_int"] = _fmt_int
     env.filters["fmt_pct"] = _fmt_pct
     env.filters["fmt_num"] = _fmt_num
+    env.globals["advantage_origins"] = list(figures.ADVANTAGE_ORIGINS)
     return env
 
 
@@ -135,13 +139,16 @@ def load_dashboard(
     runs: Sequence[str] | None = None,
     iterations: Sequence[int] | None = None,
     rewards: bool = True,
+    agents: bool = True,
 ) -> Dashboard:
     """Read every chart's rows from the marts and build the figures, run by run.
 
     With ``rewards``, the runs with reward data get the reward monitoring
-    sections too (none in a warehouse built before the reward marts).
+    sections too (none in a warehouse built before the reward marts); with
+    ``agents``, the runs with agent data get the agentic run sections.
     """
-    # imported here: reward_dashboard builds on this module
+    # imported here: reward_dashboard and agent_dashboard build on this module
+    from obs.reports.agent_dashboard import load_agent_runs, runs_with_agent_data
     from obs.reports.reward_dashboard import load_reward_runs, runs_with_reward_data
 
     con = connect(warehouse)
@@ -172,13 +179,15 @@ def load_dashboard(
         )
         with_rewards = (runs_with_reward_data(con) or []) if rewards else []
         reward_runs = load_reward_runs(con, [r for r in chosen if r in with_rewards])
+        with_agents = (runs_with_agent_data(con) or []) if agents else []
+        agent_runs = load_agent_runs(con, [r for r in chosen if r in with_agents])
     finally:
         con.close()
     project = _project_vars()
     charts = [_run_charts(run, frames, project) for run in chosen]
     if picked_iterations is not None and not any(c.header for c in charts):
         raise ReportError(f"{warehouse}: none of iterations {picked_iterations} was built")
-    return Dashboard(charts, picked_iterations, rewards=reward_runs)
+    return Dashboard(charts, picked_iterations, rewards=reward_runs, agents=agent_runs)
 
 
 def _for_run(frame: pd.DataFrame, run: str) -> pd.DataFrame:
@@ -282,13 +291,16 @@ def _sections(run: RunCharts) -> list[dict[str, Any]]:
 def render_dashboard(dashboard: Dashboard, out: Path, plotlyjs: str = "inline") -> Path:
     """Write the combined dashboard: header, five tabs, every chart of every run.
 
-    Runs with reward data add the seven reward monitoring tabs.
+    Runs with reward data add the seven reward monitoring tabs, runs with
+    agent data the three agentic run tabs.
     """
+    from obs.reports.agent_dashboard import agent_sections, agent_tabs
     from obs.reports.reward_dashboard import reward_sections, reward_tabs
 
     runs = [{"run": run, "sections": _sections(run)} for run in dashboard.runs]
     tabs = [{"id": f"section-{n}", "title": t} for n, t in enumerate(figures.SECTIONS)]
     rewards = [{"run": run, "sections": reward_sections(run)} for run in dashboard.rewards]
+    agents = [{"run": run, "sections": agent_sections(run)} for run in dashboard.agents]
     html = (
         environment()
         .get_template("dashboard.html")
@@ -299,6 +311,8 @@ def render_dashboard(dashboard: Dashboard, out: Path, plotlyjs: str = "inline") 
             tabs=tabs,
             rewards=rewards,
             reward_tabs=reward_tabs() if rewards else [],
+            agents=agents,
+            agent_tabs=agent_tabs() if agents else [],
             iterations=dashboard.iterations,
             generated_at=dashboard.generated_at.strftime("%Y-%m-%d %H:%M UTC"),
         )
@@ -367,3 +381,76 @@ def _write_png(figure: go.Figure, path: Path) -> Path:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ReportError(f"{path}: PNG export failed ({message})") from exc
     return path
+
+
+@dataclass(frozen=True)
+class SectionsPage:
+    """What distinguishes one kind of sections page (sections.html) from another."""
+
+    kind: str  # the header's words: "reward monitoring"
+    missing: str  # what a run can lack: "reward data"
+    no_data_block: str  # the data-block of the note shown instead of the tabs
+    section_template: str  # one run's section of one tab
+    assets_template: str  # the page's own styles and scripts
+
+
+def write_sections_page(
+    page: SectionsPage,
+    out: Path,
+    *,
+    title: str,
+    runs: list[dict[str, Any]],
+    tabs: list[dict[str, str]],
+    reason: str | None,
+    without_data: list[str],
+    generated_at: datetime,
+    plotlyjs: str,
+) -> Path:
+    """Write a sections page: every run's section in each tab, or the reason there is none."""
+    html = (
+        environment()
+        .get_template("sections.html")
+        .render(
+            title=title,
+            plotly_script=_plotly_script(plotlyjs) if runs else Markup(""),
+            runs=runs,
+            tabs=tabs,
+            reason=reason,
+            without_data=without_data,
+            generated_at=generated_at.strftime("%Y-%m-%d %H:%M UTC"),
+            kind=page.kind,
+            missing=page.missing,
+            no_data_block=page.no_data_block,
+            section_template=page.section_template,
+            assets_template=page.assets_template,
+        )
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(html)
+    return out
+
+
+def choose_runs(
+    con: duckdb.DuckDBPyConnection,
+    warehouse: Path,
+    runs: Sequence[str] | None,
+    with_data: list[str],
+    marts: Sequence[str],
+) -> tuple[list[str], list[str]]:
+    """The asked runs (default: all) that have data, and those that have none.
+
+    A run the warehouse does not know at all (in fct_iteration_summary,
+    dim_runs or ``marts``) is an error naming the runs it knows.
+    """
+    present = table_names(con)
+    known: set[str] = set()
+    for table in ("fct_iteration_summary", "dim_runs", *marts):
+        if table in present:
+            known |= {r[0] for r in con.execute(f"select distinct run_id from {table}").fetchall()}
+    missing = [r for r in runs or () if r not in known]
+    if missing:
+        listed = ", ".join(sorted(known)) or "none"
+        raise ReportError(f"{warehouse}: no run '{missing[0]}' (runs: {listed})")
+    chosen = [r for r in runs or with_data if r in with_data]
+    without = [r for r in runs or () if r not in with_data]
+    return chosen, without

@@ -22,9 +22,22 @@ import pandas as pd
 import plotly.graph_objects as go
 from markupsafe import Markup
 from obs.reports import figures
-from obs.reports.errors import ReportError
-from obs.reports.render import _embed, _frame, _plotly_script, environment
+from obs.reports.render import (
+    SectionsPage,
+    _embed,
+    _frame,
+    choose_runs,
+    write_sections_page,
+)
 from obs.reports.warehouse import connect, table_names
+
+PAGE = SectionsPage(
+    kind="reward monitoring",
+    missing="reward data",
+    no_data_block="no_reward_data",
+    section_template="_reward_section.html",
+    assets_template="_reward_assets.html",
+)
 
 REWARD_MARTS = (
     "fct_reward_steps",
@@ -120,26 +133,12 @@ def load_reward_runs(con: duckdb.DuckDBPyConnection, runs: Sequence[str]) -> lis
     return [_reward_run(run, frames) for run in runs]
 
 
-def _known_runs(con: duckdb.DuckDBPyConnection) -> set[str]:
-    """Every run the warehouse knows of, with reward data or not."""
-    present = table_names(con)
-    known: set[str] = set()
-    for table in ("fct_iteration_summary", "dim_runs", "fct_reward_steps"):
-        if table in present:
-            known |= {r[0] for r in con.execute(f"select distinct run_id from {table}").fetchall()}
-    return known
-
-
 def load_reward_dashboard(warehouse: Path, runs: Sequence[str] | None = None) -> RewardDashboard:
     """The reward monitoring page's runs; a reason instead when none has reward data."""
     con = connect(warehouse)
     try:
         with_data = runs_with_reward_data(con)
-        known = _known_runs(con)
-        missing = [r for r in runs or () if r not in known]
-        if missing:
-            listed = ", ".join(sorted(known)) or "none"
-            raise ReportError(f"{warehouse}: no run '{missing[0]}' (runs: {listed})")
+        chosen, without = choose_runs(con, warehouse, runs, with_data or [], ("fct_reward_steps",))
         if with_data is None:
             return RewardDashboard(
                 [],
@@ -147,8 +146,6 @@ def load_reward_dashboard(warehouse: Path, runs: Sequence[str] | None = None) ->
                 " fct_reward_* marts are missing). Run `obs build` to build them.",
                 list(runs or ()),
             )
-        chosen = [r for r in runs or with_data if r in with_data]
-        without = [r for r in runs or () if r not in with_data]
         loaded = load_reward_runs(con, chosen)
     finally:
         con.close()
@@ -320,19 +317,14 @@ def render_reward_dashboard(
     """Write the reward monitoring page: seven tabs, every run's section in each."""
     runs = [{"run": run, "sections": reward_sections(run)} for run in dashboard.runs]
     names = ", ".join(r.run_id for r in dashboard.runs) or "no reward data"
-    html = (
-        environment()
-        .get_template("rewards.html")
-        .render(
-            title=f"obs reward monitoring: {names}",
-            plotly_script=_plotly_script(plotlyjs) if runs else Markup(""),
-            runs=runs,
-            tabs=reward_tabs(),
-            reason=dashboard.reason,
-            without_data=dashboard.without_data,
-            generated_at=dashboard.generated_at.strftime("%Y-%m-%d %H:%M UTC"),
-        )
+    return write_sections_page(
+        PAGE,
+        out,
+        title=f"obs reward monitoring: {names}",
+        runs=runs,
+        tabs=reward_tabs(),
+        reason=dashboard.reason,
+        without_data=dashboard.without_data,
+        generated_at=dashboard.generated_at,
+        plotlyjs=plotlyjs,
     )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(html)
-    return out

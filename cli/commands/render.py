@@ -1,6 +1,7 @@
 """``obs render-dashboard``: the run's dashboard as one self-contained HTML file.
 
-``--kind rewards`` writes the reward monitoring page instead.
+``--kind rewards`` writes the reward monitoring page instead, ``--kind agent``
+the agentic run page.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from obs.cli.options import Settings, echo_err, pass_settings
 DEFAULT_OUT = {
     "combined": Path("reports_out/dashboard.html"),
     "rewards": Path("reports_out/rewards.html"),
+    "agent": Path("reports_out/agent.html"),
 }
 
 
@@ -22,11 +24,12 @@ DEFAULT_OUT = {
 @click.option("--run", "runs", multiple=True, help="Run(s) to show (default: every run).")
 @click.option(
     "--kind",
-    type=click.Choice(["combined", "rewards"]),
+    type=click.Choice(["combined", "rewards", "agent"]),
     default="combined",
     show_default=True,
-    help="The combined dashboard (with reward monitoring tabs for runs with reward data),"
-    " or the reward monitoring page alone.",
+    help="The combined dashboard (with reward monitoring tabs for runs with reward data and"
+    " agentic run tabs for runs with agent data), the reward monitoring page alone, or the"
+    " agentic run page alone.",
 )
 @click.option(
     "--iterations",
@@ -37,8 +40,8 @@ DEFAULT_OUT = {
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="The page to write  [default: reports_out/dashboard.html, or with --kind rewards"
-    " reports_out/rewards.html]",
+    help="The page to write  [default: reports_out/dashboard.html; with --kind rewards"
+    " reports_out/rewards.html, with --kind agent reports_out/agent.html]",
 )
 @click.option(
     "--output-dir",
@@ -85,11 +88,17 @@ def render_dashboard_command(
     no network), or with --output-dir one file per chart under the seed's
     names (prompt_dynamics_fi.html, ..., score_distribution.html). Runs with
     reward data get seven more tabs: the reward monitoring of --kind rewards.
+    Runs with agent data get three more: the agentic run of --kind agent.
 
     --kind rewards writes the reward monitoring page alone (summary tiles,
     reward signal, reward functions, training dynamics, quality, alerts and
     reward hacking, raw data), for every run with reward data or the --run
     ones; a warehouse without reward data gets a page that says so.
+
+    --kind agent writes the agentic run page alone (a multi-turn agent's
+    eval statistics over steps, groups kept and filtered, early exits, and
+    turn-by-turn advantages with a group picker), for every run with agent
+    data or the --run ones; a warehouse without it gets a page that says so.
 
     \b
     Example:
@@ -97,6 +106,7 @@ def render_dashboard_command(
       obs render-dashboard --iterations 0 5 10 --out early.html
       obs render-dashboard --output-dir charts/ --format png --chart exploration
       obs render-dashboard --kind rewards --run grpo-ifeval --out rewards.html
+      obs render-dashboard --kind agent --run agent-1 --out agent.html
     """
     # imported here: pandas and plotly are slow to import, and only this command needs them
     from obs.reports.render import load_dashboard, render_chart_files, render_dashboard
@@ -105,8 +115,8 @@ def render_dashboard_command(
         raise click.UsageError(f"unexpected extra argument {extra_iterations[0]}")
     wanted = (*iterations, *extra_iterations) or None
     out = out or DEFAULT_OUT[kind]
-    if kind == "rewards":
-        _render_rewards(settings, runs, wanted, output_dir, charts, output_format, out, plotlyjs)
+    if kind in ("rewards", "agent"):
+        _render_page(settings, kind, runs, wanted, output_dir, charts, output_format, out, plotlyjs)
         return
     if output_format == "png" and output_dir is None:
         raise click.UsageError("--format png needs --output-dir")
@@ -121,8 +131,9 @@ def render_dashboard_command(
         click.echo(str(render_dashboard(dashboard, out, plotlyjs)))
 
 
-def _render_rewards(
+def _render_page(
     settings: Settings,
+    kind: str,
     runs: tuple[str, ...],
     iterations: tuple[int, ...] | None,
     output_dir: Path | None,
@@ -131,7 +142,7 @@ def _render_rewards(
     out: Path,
     plotlyjs: str,
 ) -> None:
-    """``--kind rewards``: the reward monitoring page, one file."""
+    """``--kind rewards`` or ``--kind agent``: the reward monitoring or agentic run page."""
     for given, option in (
         (iterations, "--iterations"),
         (output_dir, "--output-dir"),
@@ -139,14 +150,25 @@ def _render_rewards(
         (output_format != "html", "--format png"),
     ):
         if given:
-            raise click.UsageError(f"{option} is for the combined dashboard, not --kind rewards")
-    from obs.reports.reward_dashboard import load_reward_dashboard, render_reward_dashboard
-
+            raise click.UsageError(f"{option} is for the combined dashboard, not --kind {kind}")
     with friendly_errors(settings.debug):
-        dashboard = load_reward_dashboard(settings.warehouse, runs or None)
-        path = render_reward_dashboard(dashboard, out, plotlyjs)
-    if dashboard.reason:
-        echo_err(dashboard.reason.split(":")[0] + f": {settings.warehouse} (the page says why)")
-    elif dashboard.without_data:
-        echo_err(f"no reward data for run {', '.join(dashboard.without_data)}")
+        if kind == "agent":
+            from obs.reports.agent_dashboard import load_agent_dashboard, render_agent_dashboard
+
+            agent = load_agent_dashboard(settings.warehouse, runs or None)
+            path = render_agent_dashboard(agent, out, plotlyjs)
+            reason, without, what = agent.reason, agent.without_data, "agentic data"
+        else:
+            from obs.reports.reward_dashboard import (
+                load_reward_dashboard,
+                render_reward_dashboard,
+            )
+
+            rewards = load_reward_dashboard(settings.warehouse, runs or None)
+            path = render_reward_dashboard(rewards, out, plotlyjs)
+            reason, without, what = rewards.reason, rewards.without_data, "reward data"
+    if reason:
+        echo_err(reason.split(":")[0] + f": {settings.warehouse} (the page says why)")
+    elif without:
+        echo_err(f"no {what} for run {', '.join(without)}")
     click.echo(str(path))

@@ -156,6 +156,14 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
         [{"input": "p", "output": "o", "score": s, "extra_field": 1} for s in (0, 1)],
     )
     run_cli([*base, "ingest", "rollouts", root / "plain", "--run", "plain"])
+    # a trainer that logs tokens and times, as many do, is no agent for all that
+    _write_jsonl(
+        root / "plain-metrics" / "metrics.jsonl",
+        [{"step": 0, "train/total_tokens": 100, "train/rollout_time": 1.0}],
+    )
+    run_cli(
+        [*base, "ingest", "metrics", root / "plain-metrics" / "metrics.jsonl", "--run", "plain"]
+    )
     run_cli([*base, "build"])
     return {"warehouse": warehouse, "lake": lake, "gen": gen, "root": root, "out": outputs}
 

@@ -16,7 +16,6 @@ import json
 import random
 import re
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -382,20 +381,6 @@ def test_python_api_saves_the_reward_page(built: dict, tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------- in Chromium
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    from tests.integration.test_browser import CHROMIUM, CHROMIUM_ARGS
-
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: run `make browser` (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 def _slug(text: str) -> str:

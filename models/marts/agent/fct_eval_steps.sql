@@ -7,7 +7,9 @@
    attempted, found and read values are rates, not counts). Derived here:
    the rates (attempted, found, read: counts over total_samples; the
    repeated-search share over all searches; the idk share) and each one's
-   change since the run's previous eval step (baselines aside). #}
+   change since the run's previous eval step (baselines aside). The mean
+   turns of correct and of "I don't know" answers are null when no sample
+   gave that answer (trainers write 0). #}
 
 {%- set statistics = [
     'correct_answers', 'total_samples', 'attempted_answer', 'found_correct_email',
@@ -107,7 +109,11 @@ derived as (
             coalesce(accuracy, correct_answers / nullif(total_samples, 0)) as accuracy,
             cast(coalesce(
                 total_repeated_searches, total_searches - total_unique_searches
-            ) as bigint) as total_repeated_searches
+            ) as bigint) as total_repeated_searches,
+            {# trainers write 0 for the mean turns of an answer no sample gave #}
+            case when correct_answers = 0 then null else avg_turns_correct end
+                as avg_turns_correct,
+            case when num_idk = 0 then null else avg_turns_idk end as avg_turns_idk
         ),
         coalesce(attempted_answer / nullif(total_samples, 0), tracker_attempted_rate)
             as attempted_rate,

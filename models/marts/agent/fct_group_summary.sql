@@ -11,6 +11,8 @@
       the trainer's own threshold and early-exit rule);
    3. else the tracker's `train/groups_kept`, `train/groups_filtered` and
       `train/num_early_exit`.
+   Only runs with group counts from some source have rows: many trainers
+   log tokens and times, and that alone makes no agentic run.
    Times, tokens, grad norm and loss are taken from the first source that
    has them in the same order. #}
 with
@@ -223,6 +225,7 @@ final as (
             as all_groups_filtered
     from filled
     left join counted using (run_id, iteration)
+    where filled.run_id in (select counted.run_id from counted)
 )
 
 select * from final

@@ -1,7 +1,10 @@
 {# Advantages by turn index, one row per run, iteration and turn: how many
    rollouts were still active at the turn, and the mean and spread of their
    advantages (from fct_turn_advantages); the mean is rounded to 12
-   decimals, below which it is summation noise. #}
+   decimals, below which it is summation noise. Advantages computed from
+   turn rewards average 0 at every turn by construction: for them the mean
+   absolute advantage (how hard GRPO pushes at the turn) and the mean turn
+   reward tell more. #}
 with
 
 turns as (
@@ -27,10 +30,12 @@ by_turn as (
         {# advantages standardised within a group sum to 0; the last bits of that 0
            depend on the order threads add in, so the mean keeps 12 decimals #}
         round(avg(advantage), 12) as mean_advantage,
+        round(avg(abs(advantage)), 12) as mean_abs_advantage,
         stddev_pop(advantage) as std_advantage,
         min(advantage) as min_advantage,
         max(advantage) as max_advantage,
         avg(case when advantage < 0 then 1.0 else 0.0 end) as negative_share,
+        avg(turn_reward) as mean_turn_reward,
         bool_and(is_given) as all_given
     from turns
     group by run_id, iteration, turn
@@ -49,10 +54,12 @@ final as (
         by_turn.rollouts_active / iteration_rollouts.rollouts as active_share,
         by_turn.groups_active,
         by_turn.mean_advantage,
+        by_turn.mean_abs_advantage,
         by_turn.std_advantage,
         by_turn.min_advantage,
         by_turn.max_advantage,
         by_turn.negative_share,
+        by_turn.mean_turn_reward,
 
         ---------- booleans
         by_turn.all_given
