@@ -49,8 +49,11 @@ def demo(
     """Run the whole pipeline on a generated IFEval+GRPO run (learners, forgetters, plateaus).
 
     Generates the dumps and the run's tracker history (with a gradient spike
-    planted), ingests both, builds every model, prints the summary and the
-    findings, and ends with the paths of the run's dashboard and run report.
+    planted), and a multi-turn agent's run beside it (RUN-agent: rollouts
+    with turn rewards, eval logs, the trainer's console log); ingests them,
+    builds every model, prints the summary and the findings, and ends with
+    the paths of the run's dashboard, its run report and the agent's
+    dashboard.
 
     \b
     Example:
@@ -88,6 +91,26 @@ def demo(
         history = ingest_metrics(export, lake=settings.lake, run_id=run_id)
         if not quiet:
             echo_err(f"run {run_id}: {history.rows_landed} tracker points landed from {export}")
+        # A multi-turn agent's run beside it: rollouts with turn rewards, eval
+        # logs and the trainer's console log (its times, grad norm and loss).
+        from obs.ingest.history import Source, land_histories
+        from obs.ingest.synthetic_agent import AgentSpec, write_agent_run
+        from obs.ingest.trackers import eval_logs, trainer_log
+
+        agent_dir = out.parent / f"{out.name}-agent"
+        write_agent_run(agent_dir, AgentSpec(seed=seed))
+        agent_run = f"{run_id}-agent"
+        agent = ingest_rollouts(agent_dir / "rollouts", lake=settings.lake, run_id=agent_run)
+        sources = [
+            Source(eval_logs, eval_logs.FORMAT, agent_dir / "eval_logs"),
+            Source(trainer_log, trainer_log.FORMAT, agent_dir / "train.log"),
+        ]
+        records = land_histories(sources, settings.lake, root=agent_dir, run_id=agent_run)
+        if not quiet:
+            echo_err(
+                f"run {agent_run}: {agent.rows_landed} agent rollouts and "
+                f"{records.record_rows} eval, step and advantage rows landed from {agent_dir}"
+            )
     if not quiet:
         echo_err("building what landed, with its tests (dbt build) ...")
     # dbt's node-by-node log is noise here; errors still print (--debug shows all).
@@ -122,5 +145,12 @@ def demo(
         report = write_run_report(
             settings.warehouse, analysis, dashboard.with_name(f"run_{run_id}.html")
         )
+        from obs.reports.agent_dashboard import load_agent_dashboard, render_agent_dashboard
+
+        agent_page = render_agent_dashboard(
+            load_agent_dashboard(settings.warehouse, [agent_run]),
+            dashboard.with_name(f"agent_{agent_run}.html"),
+        )
     click.echo(f"dashboard: {page}")
     click.echo(f"run report: {report}")
+    click.echo(f"agent dashboard: {agent_page} (obs show eval --run {agent_run})")

@@ -65,13 +65,20 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         ]
     )
     lines = result.stdout.splitlines()
-    assert lines[-2:] == [f"dashboard: {page}", f"run report: {page.with_name('run_demo.html')}"]
+    agent = page.with_name("agent_demo-agent.html")
+    assert lines[-3:] == [
+        f"dashboard: {page}",
+        f"run report: {page.with_name('run_demo.html')}",
+        f"agent dashboard: {agent} (obs show eval --run demo-agent)",
+    ]
     charts = root / "charts"
     run_cli(
         [
             "--warehouse",
             root / "obs.duckdb",
             "render-dashboard",
+            "--run",
+            "demo",
             "--output-dir",
             charts,
             "--chart",
@@ -82,6 +89,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "dashboard": page,
         "chart": charts / "vi_si_correlation.html",
         "run_report": page.with_name("run_demo.html"),
+        "agent": agent,
         "warehouse": root / "obs.duckdb",
     }
 
@@ -255,6 +263,25 @@ def test_run_report_of_a_trl_run_lists_the_sections_without_data(
         ]
         assert "no data" not in opened.page.inner_text("body")
         assert opened.errors == [] and opened.refused == []
+
+
+def test_demo_agent_dashboard_draws_every_tab_offline(
+    browser: object, demo: dict[str, Path]
+) -> None:
+    for opened in _open(browser, demo["agent"]):
+        page = opened.page
+        tabs = page.query_selector_all("nav.tabs button")
+        assert [t.inner_text() for t in tabs] == [
+            "Eval over steps",
+            "Groups & early exits",
+            "Turn advantages",
+        ]
+        for tab in tabs:
+            tab.click()
+            page.wait_for_timeout(200)
+            shown = [p for p in page.evaluate(DRAWN) if p["width"] > 0]
+            assert shown and all(p["drawn"] and p["traces"] > 0 for p in shown), shown
+        assert not opened.errors and not opened.refused
 
 
 def test_browser_is_debians_chromium() -> None:
