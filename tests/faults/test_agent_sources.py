@@ -180,7 +180,7 @@ def test_kill_9_mid_log_ingest_then_ingest_again(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_build_running_during_an_ingest_misses_nothing(tmp_path: Path) -> None:
-    write_agent_run(tmp_path / "run", AgentSpec(steps=60, queries=6, rollouts=6, eval_every=5))
+    write_agent_run(tmp_path / "run", AgentSpec(steps=30, queries=6, rollouts=6, eval_every=5))
     lake, warehouse = tmp_path / "lake", tmp_path / "w.duckdb"
     base = [OBS, "--lake", str(lake), "--warehouse", str(warehouse)]
     run = tmp_path / "run"
@@ -206,5 +206,5 @@ def test_a_build_running_during_an_ingest_misses_nothing(tmp_path: Path) -> None
         ).fetchall()
     finally:
         con.close()
-    assert summary == [("g", 60, 60 * 36), ("g-log", 60, 60 * 36)]
+    assert summary == [("g", 30, 30 * 36), ("g-log", 30, 30 * 36)]
     assert cells == [(_cells((run / "train.log").read_text()),)]
