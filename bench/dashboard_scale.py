@@ -1,6 +1,6 @@
 """Benchmark: the dashboard of a large run (10,000 prompts x 100 iterations).
 
-Budgets (DESIGN.md): the combined dashboard under 10 MB, drawn in a browser in
+Budgets: the combined dashboard under 10 MB, drawn in a browser in
 under 3 s. Steps, in one run:
 
 1. land the run in a fresh lake. Generating 4,000,000 rollouts through the

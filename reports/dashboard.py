@@ -79,7 +79,7 @@ class TrainingDashboard:
         return self._dashboard
 
     def generate_all_charts(self) -> dict[str, go.Figure]:
-        """The fourteen figures, by the seed's chart names (the first run's, if several)."""
+        """The fourteen figures, by chart name (the first run's, if several)."""
         return dict(self._load().runs[0].figures)
 
     def save_combined_dashboard(self, path: str | Path, plotlyjs: str = "inline") -> Path:

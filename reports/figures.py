@@ -41,7 +41,7 @@ SECTIONS = (
     "Instruction analysis",
 )
 
-# The fourteen charts, with the seed's file names, in dashboard order.
+# The fourteen charts, with their file names, in dashboard order.
 CHARTS: dict[str, ChartInfo] = {
     "prompt_dynamics_fi": ChartInfo(
         "Prompt dynamics: mean score (F_i)",

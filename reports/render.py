@@ -329,7 +329,7 @@ def render_chart_files(
     plotlyjs: str = "inline",
     names: Sequence[str] | None = None,
 ) -> list[Path]:
-    """One file per chart with the seed's names; runs get a folder each when several.
+    """One file per chart under the charts' names; runs get a folder each when several.
 
     ``names`` picks some of the charts (default: all fourteen).
     """

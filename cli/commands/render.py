@@ -46,7 +46,7 @@ DEFAULT_OUT = {
 @click.option(
     "--output-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Write one file per chart here instead (the seed's names).",
+    help="Write one file per chart here instead (prompt_dynamics_fi.html, ...).",
 )
 @click.option(
     "--chart",
@@ -85,7 +85,7 @@ def render_dashboard_command(
     """Render the dashboard of the built marts: header, five tabs, fourteen charts.
 
     One self-contained HTML file (plotly.js inline: it opens from disk with
-    no network), or with --output-dir one file per chart under the seed's
+    no network), or with --output-dir one file per chart under its chart
     names (prompt_dynamics_fi.html, ..., score_distribution.html). Runs with
     reward data get seven more tabs: the reward monitoring of --kind rewards.
     Runs with agent data get three more: the agentic run of --kind agent.

@@ -117,7 +117,7 @@ def analyze(settings: Settings, run: str, output_format: str, out: Path | None) 
 
 
 def _metrics_option(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> list:
-    """--metrics a b c (the seed's form) as well as --metrics a --metrics b."""
+    """--metrics a b c (the analyze-experiment tool's form) as well as --metrics a --metrics b."""
     return [v for item in value for v in item.split(",") if v]
 
 
@@ -167,7 +167,7 @@ def compare(
     names = list(run_ids)
     with friendly_errors(settings.debug):
         if metrics:
-            # click hands `--metrics a b c` (the seed's form) over as metric a and two
+            # click hands `--metrics a b c` (that tool's form) over as metric a and two
             # more RUN arguments: trailing arguments that name a metric and no run
             # are metrics (a mistyped run stays a run, and is reported as unknown).
             runs_found, metrics_found = known_names(settings.warehouse, names)

@@ -290,7 +290,7 @@ def test_a_single_turn_run_stays_out_of_the_agent_marts(built: dict) -> None:
 
 
 def _rule(rewards: list[float]) -> list[float]:
-    """DESIGN's rule for one turn: (r - mean) / (std + 1e-8), population std; 0 alone."""
+    """obs's rule for one turn: (r - mean) / (std + 1e-8), population std; 0 alone."""
     if len(rewards) == 1:
         return [0.0]
     mean = sum(rewards) / len(rewards)

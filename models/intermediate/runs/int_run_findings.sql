@@ -716,7 +716,7 @@ degradation_signals as (
         where metric = 'reward_mean' and baseline_std > 0
     ) as reward
     inner join run_lengths on reward.run_id = run_lengths.run_id
-    {#- Where a loss is logged it must not have risen (the seed's "despite
+    {#- Where a loss is logged it must not have risen (the analysis's "despite
         low loss"); a run without one is judged on its reward alone. #}
     left join stats as loss
         on reward.run_id = loss.run_id
