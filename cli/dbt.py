@@ -226,6 +226,8 @@ class Dbt:
             str(state / "target"),
             "--log-path",
             str(state / "logs"),
+            # dbt colours its log; plain text where stderr is no terminal (a file, a pipe, CI)
+            "--use-colors" if sys.stderr.isatty() else "--no-use-colors",
             *extra_args,
         ]
 
