@@ -34,7 +34,8 @@ $(CHROMIUM):
 demo: install
 	$(BIN)/obs demo
 
-test: install browser
+# The linters first (seconds), then the suite.
+test: install browser lint
 	$(BIN)/python -m pytest
 
 test-fast: install

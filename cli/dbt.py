@@ -22,8 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import click
-
 PARTIAL_PARSE_FILE = "partial_parse.msgpack"
 # A failed test's rows are printed up to this many.
 FAILURE_ROWS = 10
@@ -33,11 +31,19 @@ PARSE_CACHE_FILES = 16
 LOCK_WAIT_SECONDS = 5.0
 
 
+class DbtError(Exception):
+    """dbt could not run (no project, a warehouse held by another process, a dbt error).
+
+    The message is one line naming the file or command and what to do. Python
+    callers get it as it is; the ``obs`` command prints it as its error line.
+    """
+
+
 def project_dir() -> Path:
     """The obs dbt project: the checkout this package is installed from (editable)."""
     root = Path(__file__).resolve().parents[1]
     if not (root / "dbt_project.yml").is_file():
-        raise click.ClickException(
+        raise DbtError(
             f"{root}: no dbt_project.yml; install obs from a checkout with `make install`"
         )
     return root
@@ -174,7 +180,7 @@ def wait_for_warehouse(warehouse: Path, seconds: float) -> None:
             if time.monotonic() >= deadline:
                 pid = re.search(r"PID (\d+)", str(exc))
                 holder = f" (PID {pid.group(1)})" if pid else ""
-                raise click.ClickException(
+                raise DbtError(
                     f"{warehouse}: another process{holder} has it open; "
                     "close it (obs sql and the DuckDB shell hold it while open) and build again"
                 ) from exc
@@ -290,7 +296,7 @@ class Dbt:
             if not lines:  # an interrupt (a second Ctrl-C or SIGTERM) has no text
                 lines = [type(result.exception).__name__]
             message = ": ".join(lines[:2]) if lines[0].endswith("Error") else lines[0]
-            raise click.ClickException(f"dbt {command} failed: {message}")
+            raise DbtError(f"dbt {command} failed: {message}")
         failures = tuple(line for status, node in broken for line in self._describe(node))
         return BuildResult(
             bool(result.success), passed, failed, skipped, failures, models_run=models_run

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import click
+from obs.cli.dbt import DbtError
 from obs.ingest.errors import IngestError
 from obs.reports.errors import ReportError
 
@@ -14,7 +15,7 @@ from obs.reports.errors import ReportError
 def friendly_errors(debug: bool) -> Iterator[None]:
     try:
         yield
-    except (IngestError, ReportError) as exc:
+    except (IngestError, ReportError, DbtError) as exc:
         if debug:
             raise
         raise click.ClickException(str(exc)) from exc

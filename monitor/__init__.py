@@ -11,6 +11,6 @@ numpy only (no pyarrow, duckdb or pandas).
         tracker.track_step(step, {"format_exact": fmt_rewards, "answer_match": ans_rewards})
 """
 
-from obs.ingest.monitoring_format import DEFAULT_DIR, RewardTracker
+from obs.monitor.format import DEFAULT_DIR, RewardTracker
 
 __all__ = ["DEFAULT_DIR", "RewardTracker"]

@@ -11,7 +11,7 @@ tensorboardX's ``SummaryWriter``, at the marts' ``step``:
 * the custom-scalars layout (categories Reward Signals, Training Dynamics,
   Contributions).
 
-The tag names are ``obs.ingest.monitoring_format``'s, so the export, the
+The tag names are ``obs.monitor.format``'s, so the export, the
 reward monitor's writer and the reader that lands its keys agree. A null in
 a mart is not written (a step without KL has no ``training/kl_divergence``
 point); NaN and Infinity are written as they are held.
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from obs.ingest.monitoring_format import (
+from obs.monitor.format import (
     ADVANTAGE_MEAN,
     ADVANTAGE_STD,
     KL_DIVERGENCE,

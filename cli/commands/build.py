@@ -7,6 +7,7 @@ import time
 import click
 from obs.cli import build_state
 from obs.cli.dbt import Dbt, project_dir
+from obs.cli.errors import friendly_errors
 from obs.cli.options import Settings, echo_err, pass_settings
 
 # Tables of the lake that the dbt project declares as sources.
@@ -121,7 +122,8 @@ def build(settings: Settings, unit_tests: bool, dbt_args: tuple[str, ...]) -> No
     """
     check_lake(settings)
     started = time.perf_counter()
-    ran = run_build(Dbt(settings.warehouse, settings.lake), settings, dbt_args, unit_tests)
+    with friendly_errors(settings.debug):
+        ran = run_build(Dbt(settings.warehouse, settings.lake), settings, dbt_args, unit_tests)
     if ran == 0:
         echo_err(
             "up to date: nothing landed since the last build "

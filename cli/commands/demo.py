@@ -114,12 +114,13 @@ def demo(
     if not quiet:
         echo_err("building what landed, with its tests (dbt build) ...")
     # dbt's node-by-node log is noise here; errors still print (--debug shows all).
-    built = run_build(
-        Dbt(settings.warehouse, settings.lake),
-        settings,
-        () if settings.debug else ("--quiet",),
-        unit_tests=False,
-    )
+    with friendly_errors(settings.debug):
+        built = run_build(
+            Dbt(settings.warehouse, settings.lake),
+            settings,
+            () if settings.debug else ("--quiet",),
+            unit_tests=False,
+        )
     if not quiet:
         echo_err(
             f"dbt build: {built} models built, every data test passed"

@@ -13,7 +13,7 @@ from types import FrameType
 import click
 from obs.cli.commands.build import check_lake, run_build
 from obs.cli.commands.ingest import _run_option
-from obs.cli.dbt import Dbt
+from obs.cli.dbt import Dbt, DbtError
 from obs.cli.options import Settings, echo_err, pass_settings
 from obs.ingest.errors import IngestError
 
@@ -193,7 +193,7 @@ def watch(
             clock = time.strftime("%H:%M:%S")
             try:
                 line = _round(dbt, settings, path, run_id, metrics, followed)
-            except (IngestError, click.ClickException) as exc:
+            except (IngestError, DbtError, click.ClickException) as exc:
                 message = exc.format_message() if isinstance(exc, click.ClickException) else exc
                 line = f"error: {message}; trying again next round"
             elapsed = time.perf_counter() - started

@@ -2,7 +2,7 @@
 
 One folder is one run (its id: the folder's name, its path below the folder
 given when there are several; ``--run`` overrides). The format, its file
-names and its key names are ``obs.ingest.monitoring_format``'s (the writer,
+names and its key names are ``obs.monitor.format``'s (the writer,
 ``obs.monitor.RewardTracker``, uses the same module):
 
 * ``step_NNNNNN.json``: ``{"step", "timestamp", "metrics", "reward_scores"}``.
@@ -43,20 +43,6 @@ from typing import Any
 
 import numpy as np
 from obs.ingest.errors import IngestError
-from obs.ingest.monitoring_format import (
-    DATACLASS_KEYS,
-    DATACLASS_MAPS,
-    DATACLASS_SCALARS,
-    FAMILIES,
-    FINAL_METRICS,
-    FORMAT_NAME,
-    METRICS,
-    REWARD_SCORES,
-    STEP,
-    STEP_FILE,
-    SUMMARY,
-    TIMESTAMP,
-)
 from obs.ingest.schema import REWARD_SAMPLES
 from obs.ingest.trackers.base import (
     CutShort,
@@ -69,6 +55,20 @@ from obs.ingest.trackers.base import (
     relative_name,
     safe_run_id,
     utc,
+)
+from obs.monitor.format import (
+    DATACLASS_KEYS,
+    DATACLASS_MAPS,
+    DATACLASS_SCALARS,
+    FAMILIES,
+    FINAL_METRICS,
+    FORMAT_NAME,
+    METRICS,
+    REWARD_SCORES,
+    STEP,
+    STEP_FILE,
+    SUMMARY,
+    TIMESTAMP,
 )
 
 FORMAT = FORMAT_NAME

@@ -22,9 +22,9 @@ import duckdb
 import numpy as np
 import pytest
 from obs.ingest import history as histories
-from obs.ingest import monitoring_format
 from obs.ingest.trackers import reward_monitor
 from obs.monitor import RewardTracker
+from obs.monitor import format as monitoring_format
 
 from tests.conftest import Invoke
 
@@ -292,7 +292,7 @@ def test_a_failed_write_leaves_no_temporary_file(
 def test_import_loads_no_arrow_duckdb_or_pandas() -> None:
     code = (
         "import sys, obs.monitor; "
-        "assert obs.monitor.RewardTracker.__module__ == 'obs.ingest.monitoring_format'; "
+        "assert obs.monitor.RewardTracker.__module__ == 'obs.monitor.format'; "
         "print(sorted(m for m in ('pyarrow', 'duckdb', 'pandas') if m in sys.modules))"
     )
     done = subprocess.run(

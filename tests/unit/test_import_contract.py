@@ -1,0 +1,65 @@
+"""The import contract: the libraries never reach into the command line, or into each other.
+
+``obs.ingest`` (parse, validate, land) and ``obs.reports`` (read the marts, draw)
+are used from Python on their own, so neither imports ``obs.cli`` or click,
+and neither imports the other; ``obs.monitor`` (a training loop's writer, and
+the format its files have, which the ingest reads and the TensorBoard export
+names its tags by) imports none of them. ``obs.cli.dbt`` (running dbt) is
+usable from Python too: it raises its own error, never a click one. Read
+from the source text (every import statement, also those inside functions),
+so a late import cannot slip by.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FORBIDDEN = {
+    "ingest": ("obs.cli", "click", "obs.reports"),
+    "reports": ("obs.cli", "click", "obs.ingest"),
+    "monitor": ("obs.cli", "click", "obs.reports", "obs.ingest"),
+}
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.append((node.lineno, node.module))
+    return found
+
+
+def _breaks(paths: list[Path], forbidden: tuple[str, ...]) -> list[str]:
+    return [
+        f"{path.relative_to(ROOT)}:{line}: imports {name}"
+        for path in paths
+        for line, name in _imports(path)
+        if any(name == f or name.startswith(f + ".") for f in forbidden)
+    ]
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_library_packages_import_no_command_line_and_no_sibling(package: str) -> None:
+    paths = sorted((ROOT / package).rglob("*.py"))
+    assert paths
+    assert _breaks(paths, FORBIDDEN[package]) == []
+
+
+def test_running_dbt_needs_no_click() -> None:
+    assert _breaks([ROOT / "cli" / "dbt.py"], ("click",)) == []
+
+
+def test_the_contract_would_catch_a_late_import(tmp_path: Path) -> None:
+    module = tmp_path / "late.py"
+    module.write_text("def f():\n    from obs.cli.options import Settings\n    import click\n")
+    assert len(_breaks_outside(module)) == 2
+
+
+def _breaks_outside(path: Path) -> list[str]:
+    return [name for _, name in _imports(path) if name.startswith(("obs.cli", "click"))]
