@@ -40,17 +40,26 @@ class DbtError(Exception):
 
 
 def project_dir() -> Path:
-    """The obs dbt project: the checkout this package is installed from (editable)."""
-    root = Path(__file__).resolve().parents[1]
-    if not (root / "dbt_project.yml").is_file():
-        raise DbtError(
-            f"{root}: no dbt_project.yml; install obs from a checkout with `make install`"
-        )
-    return root
+    """The obs dbt project: the checkout (an editable install), else the package's copy.
+
+    A wheel carries the project (dbt_project.yml, models, macros, seeds) as
+    ``obs/project``. Nothing is written into it (dbt's state lives next to the
+    warehouse), so an install that cannot be written works.
+    """
+    package = Path(__file__).resolve().parents[1]
+    for root in (package, package / "project"):
+        if (root / "dbt_project.yml").is_file():
+            return root
+    raise DbtError(f"{package}: no dbt_project.yml; reinstall obs (pip install obs)")
 
 
 def state_dir(warehouse: Path) -> Path:
-    """dbt's target/ and logs/ for this warehouse, and obs's record of its last build."""
+    """dbt's target/ and logs/ for this warehouse, and obs's record of its last build.
+
+    Absolute: dbt reads a relative --target-path from its project's folder, so a
+    relative one would put the state into the project, not beside the warehouse.
+    """
+    warehouse = warehouse.absolute()
     return warehouse.parent / f"{warehouse.name}.dbt"
 
 

@@ -45,7 +45,7 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="obs")
+@click.version_option(package_name="obs-warehouse")
 @click.option(
     "--warehouse",
     envvar="OBS_WAREHOUSE",

@@ -1,0 +1,121 @@
+"""obs as a package: a wheel installed outside the checkout runs `obs demo` from an empty folder.
+
+The wheel is built from this checkout and installed with ``--no-deps`` into a
+fresh virtual environment; the dependencies are borrowed from the
+development environment through a ``.pth`` line (no download: the point is
+what the wheel itself carries: the dbt project, the report templates and
+queries, the command). The package folder is made read-only first: a run
+must write nothing into it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False
+    )
+    assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
+    return done.stdout + done.stderr
+
+
+def _read_only(folder: Path) -> None:
+    for path in [folder, *folder.rglob("*")]:
+        mode = path.stat().st_mode
+        path.chmod(mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+
+
+def test_a_wheel_installed_outside_the_checkout_runs_the_demo(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    _run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(dist), str(ROOT)],
+        cwd=tmp_path,
+    )  # fmt: skip
+    [wheel] = dist.glob("obs_warehouse-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for shipped in (
+        "obs/project/dbt_project.yml",
+        "obs/project/profiles.yml",
+        "obs/project/models/marts/agent/fct_eval_steps.sql",
+        "obs/project/macros/incremental.sql",
+        "obs/project/seeds/metric_aliases.csv",
+        "obs/project/data-tests/assert_marts_cover_lake.sql",
+        "obs/reports/templates/dashboard.html",
+        "obs/reports/queries/header.sql",
+    ):
+        assert shipped in names, shipped
+    assert not [n for n in names if n.startswith(("obs/project/tests/", "obs/project/ingest/"))]
+
+    venv = tmp_path / "venv"
+    _run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path)  # pip from ensurepip
+    python = venv / "bin" / "python"
+    _run(
+        [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], tmp_path
+    )
+    purelib = Path(
+        subprocess.run(
+            [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()
+    )  # fmt: skip
+    # the dependencies: the development environment's, after the wheel on the path
+    (purelib / "zz_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    _read_only(purelib / "obs")
+    before = _listing(purelib / "obs")
+    try:
+        _demo(tmp_path, python, venv, purelib)
+        # nothing written into the package (a write would also have failed: it is read-only)
+        assert _listing(purelib / "obs") == before
+    finally:
+        for path in [purelib / "obs", *(purelib / "obs").rglob("*")]:
+            path.chmod(path.stat().st_mode | stat.S_IWUSR)
+
+
+def _listing(folder: Path) -> dict[str, int]:
+    return {
+        str(p.relative_to(folder)): p.stat().st_mtime_ns
+        for p in folder.rglob("*")
+        if "__pycache__" not in p.parts
+    }
+
+
+def _demo(tmp_path: Path, python: Path, venv: Path, purelib: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env.pop("OBS_WAREHOUSE", None)
+    env.pop("OBS_LAKE", None)
+    located = _run(
+        [python, "-c", "import obs.cli.dbt as d; print(d.project_dir())"], cwd=empty, env=env
+    )
+    assert located.strip() == str(purelib / "obs" / "project")
+    out = _run(
+        [str(venv / "bin" / "obs"), "demo", "--prompts", "12", "--iterations", "3", "-q"],
+        cwd=empty,
+        env=env,
+    )
+    assert "dashboard: reports_out/dashboard.html" in out
+    for made in (
+        "warehouse/obs.duckdb",
+        "reports_out/dashboard.html",
+        "reports_out/agent_demo-agent.html",
+        "lake/rollouts",
+    ):
+        assert (empty / made).exists(), made
+    # dbt's state sits beside the warehouse, never in the package
+    assert (empty / "warehouse" / "obs.duckdb.dbt" / "target").is_dir()
