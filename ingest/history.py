@@ -574,13 +574,13 @@ def _land_one(
     records, records_replaced = _new_records(history, landing, lake)
     record_rows = 0
     record_steps: list[int] = []
-    for table, blocks in records.items():
-        staged_table = _records_table(table, blocks, history.source)
-        staged.append((table, _stage(landing.staging.root, table, staged_table)))
+    for record_table, kept in records.items():
+        staged_table = _records_table(record_table, kept, history.source)
+        staged.append((record_table, _stage(landing.staging.root, record_table, staged_table)))
         record_rows += staged_table.num_rows
-        result.records_landed[table] = len(blocks)
+        result.records_landed[record_table] = len(kept)
         record_steps += [s for s in staged_table.column("step").to_pylist() if s is not None]
-    says_something = says_something or history.records
+    says_something = says_something or bool(history.records)
     if says_something and row["record_hash"] not in _held_hashes(landing.parts(lake, RUNS)):
         table = pa.Table.from_pylist([row], schema=RUN_TABLE.schema)
         staged.append((RUNS, _stage(landing.staging.root, RUNS, table)))

@@ -94,8 +94,11 @@ class Numbering:
 class Builder(Protocol):
     """Turns records of one file into rows of one lake table (one builder per file)."""
 
-    table: str
-    numbering: Numbering | None
+    @property
+    def table(self) -> str: ...
+
+    @property
+    def numbering(self) -> Numbering | None: ...
 
     def build(self, source: SourceFile, records: list[Record]) -> tuple[pa.Table, list[Reject]]:
         """Rows for the records that land, rejects for the others (same batch)."""
@@ -105,10 +108,19 @@ class Builder(Protocol):
 class BuilderFactory(Protocol):
     """Makes a builder for a file; must pickle (files may be read in worker processes)."""
 
-    table: str
-    schema: pa.Schema
-    numbering: Numbering | None
-    parallel: bool  # whether files may be read in worker processes
+    @property
+    def table(self) -> str: ...
+
+    @property
+    def schema(self) -> pa.Schema: ...
+
+    @property
+    def numbering(self) -> Numbering | None: ...
+
+    @property
+    def parallel(self) -> bool:
+        """Whether files may be read in worker processes."""
+        ...
 
     def __call__(self, source: SourceFile) -> Builder: ...
 
@@ -743,7 +755,7 @@ def land(
         # publishes every run's parts at once.
         for run_id in sorted(by_run):
             stack.enter_context(lake_files.run_lock(lake, run_id))
-        stack.callback(lambda: [s.discard() for s in stagings])
+        stack.callback(_discard_all, stagings)  # (filled below, discarded at the end)
         manifests = {run_id: lake_files.read_manifest(lake, run_id) for run_id in by_run}
         to_read = [s for s in plan if _unchanged(s, manifests[s.run_id], factory.table) is None]
         executor = _executor(to_read, factory, workers)
@@ -904,3 +916,9 @@ def _complete(
     # JSON lines: lines; a parquet table: rows.
     entry.lines_consumed = work.lines if work.lines else work.landed + work.rejected
     staged.data, staged.rejects = work.data, work.rejects
+
+
+def _discard_all(stagings: list[Staging]) -> None:
+    """Remove what every run's staging still holds (what was published has left it)."""
+    for staging in stagings:
+        staging.discard()

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from json.encoder import c_encode_basestring, c_make_encoder  # type: ignore[attr-defined]
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, TypeAlias
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -39,7 +39,7 @@ BOM = "\ufeff"
 
 
 # A file's bytes: ``bytes``, or a pyarrow buffer (JSON lines read as they are).
-Content = bytes | pa.Buffer
+Content: TypeAlias = "bytes | pa.Buffer"
 
 
 @dataclass
@@ -76,7 +76,7 @@ def snapshot(path: Path, *, line_based: bool) -> Snapshot:
     return Snapshot(path, stat.st_size, stat.st_mtime_ns, content, complete_end, status, note)
 
 
-def read_buffer(handle: BinaryIO, size: int) -> pa.Buffer:
+def read_buffer(handle: io.BufferedIOBase, size: int) -> pa.Buffer:
     """Up to ``size`` bytes of ``handle`` (fewer at its end), in memory of pyarrow's pool.
 
     A fresh ``bytes`` of many MB is new memory from the system, a page fault

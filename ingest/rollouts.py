@@ -351,7 +351,7 @@ class RolloutBuilder:
         self.options = options
         self._hashes: dict[str, str] = {}
         self._counts: dict[tuple[int, str], int] = {}
-        self.tokenizer = None
+        self.tokenizer: Any = None
         if options.tokenizer is not None:
             if options.tokenizer not in _TOKENIZERS:
                 _TOKENIZERS[options.tokenizer] = load_tokenizer(options.tokenizer)
@@ -531,7 +531,7 @@ class RolloutBuilder:
                     fixable_by="--reward gsm8k (or package.module:function)",
                     whole_file=True,
                 )
-            score = as_double(chosen[1], chosen[2])
+            score = as_double(chosen[1], chosen[2])  # type: ignore[assignment]
             if trl:  # scored at ingest: the reward columns are still per-function rewards
                 rewards = _trl_rewards(picks.get("trl", (0, "", []))[2])
             if "rewards" in picks:

@@ -412,7 +412,9 @@ def fast_rollouts(
     picked = {role: _one_of(table, names) for role, names in ALIASES.items()}
     if any(value is None for value in picked.values()):
         return None
-    prompt, response, score = picked["prompt"], picked["response"], picked["score"]
+    # (none is None: checked above)
+    prompt, response, score = (picked[r] for r in ("prompt", "response", "score"))
+    assert prompt is not None and response is not None and score is not None
     if prompt.null_count or response.null_count or score.null_count or not _in_range(score):
         return None
     doubles = {name: table.column(name) for name in DOUBLES}
@@ -421,6 +423,7 @@ def fast_rollouts(
         return None
     rows = table.num_rows
     given = picked["iteration"]
+    assert given is not None
     base = claimed if claimed is not None else fixed
     if base is not None:
         if given.null_count < len(given):
@@ -627,7 +630,9 @@ def _same(array: pa.Array, rows: np.ndarray, others: np.ndarray) -> bool:
         )
     if pa.types.is_string(kind):
         indices = pc.dictionary_encode(array).indices
-        values = np.frombuffer(indices.buffers()[1], np.int32, len(indices), indices.offset * 4)
+        values: np.ndarray = np.frombuffer(
+            indices.buffers()[1], np.int32, len(indices), indices.offset * 4
+        )
     elif pa.types.is_int64(kind) or pa.types.is_float64(kind):
         dtype = np.int64 if pa.types.is_int64(kind) else np.float64
         values = np.frombuffer(array.buffers()[1], dtype, len(array), array.offset * 8)

@@ -36,6 +36,7 @@ import math
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 logger = logging.getLogger(__name__)
 
@@ -195,10 +196,10 @@ def _make_prompt(index: int, archetype: str, spec: DemoSpec, rng: random.Random)
     # always solved: two instructions that conflict cannot both always hold).
     if index % 7 == 3 and archetype != "always_solved":
         names = [*CONFLICT, *[n for n in names if n not in CONFLICT]][: max(2, count)]
-    kwargs: list[dict[str, object]] = []
+    kwargs: list[dict[str, Any]] = []
     phrases = []
     for name in names:
-        args: dict[str, object] = {}
+        args: dict[str, Any] = {}
         if name == "length_constraints:number_words":
             args = {"num_words": rng.choice((80, 120, 200)), "relation": "at least"}
         elif name == "detectable_format:number_bullet_lists":

@@ -320,7 +320,7 @@ def _source_options(run_default: str, strict_what: str) -> Callable[[F], F]:
                 pass_settings,
             ]
         ):
-            command = option(command)
+            command = option(command)  # type: ignore[operator]
         return command
 
     return decorate

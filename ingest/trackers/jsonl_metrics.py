@@ -131,8 +131,9 @@ def _record(
     else:
         step = as_step(record[key])
     if step is None:
+        given = record[key] if key is not None else None
         history.reject(
-            origin, number, f"{key} is not a non-negative integer ({record[key]!r})", raw_text(line)
+            origin, number, f"{key} is not a non-negative integer ({given!r})", raw_text(line)
         )
         return 0
     wall = _wall_time(record)
