@@ -19,9 +19,15 @@ from typing import Any
 
 import duckdb
 from obs.reports.errors import ReportError
-from obs.reports.runs import rows
 from obs.reports.runs_format import to_json
-from obs.reports.warehouse import connect, require_tables, table_names
+from obs.reports.warehouse import (
+    connect,
+    require_tables,
+    rows,
+    run_list,
+    table_names,
+    unknown_run,
+)
 
 ADVANTAGES, GROUPS, EVALS = "fct_turn_advantages", "fct_group_summary", "fct_eval_steps"
 AGENT_MARTS = (ADVANTAGES, GROUPS, EVALS)
@@ -170,9 +176,9 @@ def _resolve(con: duckdb.DuckDBPyConnection, warehouse: Path, run: str, mart: st
     if run_id in known:
         return run_id
     if run_id is None:
-        raise ReportError(f"{warehouse}: no run '{run}' (runs with {what}: {listed(known)})")
+        raise unknown_run(warehouse, run, known, what=f"runs with {what}")
     raise ReportError(
-        f"{warehouse}: run '{run}' has no {what} (runs with {what}: {listed(known)}); "
+        f"{warehouse}: run '{run}' has no {what} (runs with {what}: {run_list(known)}); "
         + how.format(run=run_id)
     )
 

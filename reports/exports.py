@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 import pyarrow.parquet as pq
 from obs.reports.errors import ReportError
-from obs.reports.warehouse import connect, require_tables
+from obs.reports.warehouse import connect, require_tables, rows, unknown_run
 
 STRATEGIES = ("percentile", "pass_rate", "mean_reward", "adaptive")
 CURRICULUM_MODES = ("upsample", "order", "drop-solved")
@@ -63,17 +64,10 @@ class CurriculumExport:
     dropped: int
 
 
-def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
-    cursor = con.execute(sql, params)
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-
-
 def _check_run(con: duckdb.DuckDBPyConnection, warehouse: Path, run: str) -> None:
     runs = [r[0] for r in con.execute("select distinct run_id from fct_prompt_learning").fetchall()]
     if run not in runs:
-        known = ", ".join(sorted(runs)) or "none"
-        raise ReportError(f"{warehouse}: no run '{run}' (runs: {known})")
+        raise unknown_run(warehouse, run, runs)
 
 
 def _finite(value: Any) -> Any:
@@ -124,7 +118,7 @@ def _write_buckets(
         params,
     ).fetchone()
     key = "data_idx" if has_data_idx and has_data_idx[0] else "prompt_hash"
-    problems = _rows(
+    problems = rows(
         con,
         f"""
         with keys as (
@@ -202,7 +196,7 @@ def _write_buckets(
         pq.write_table(rollouts.take(picked), bucket_file)
         files.append(bucket_file)
 
-    overall = _rows(
+    overall = rows(
         con,
         """
         select
@@ -253,6 +247,9 @@ def _write_buckets(
 def export_curriculum(warehouse: Path, run: str, out: Path, mode: str) -> CurriculumExport:
     """Write the next run's dataset: one row per prompt with weight or order and reason.
 
+    The rows are ``fct_curriculum``'s for ``run`` and ``mode`` (its yml states the
+    rules), written in order without the dropped prompts:
+
     * ``upsample``: weight = 1 + max(upsampling_score, 0), halved for a prompt
       stuck solved (it gives GRPO no signal); every prompt kept.
     * ``order``: easy to hard by the last iteration's mean@5 (ties by
@@ -263,103 +260,39 @@ def export_curriculum(warehouse: Path, run: str, out: Path, mode: str) -> Curric
         raise ReportError(f"mode {mode!r}: choose one of {', '.join(CURRICULUM_MODES)}")
     con = connect(warehouse)
     try:
-        require_tables(
-            con,
-            warehouse,
-            "fct_upsampling_candidates",
-            "fct_prompt_iteration",
-            "dim_prompts",
-            "fct_prompt_learning",
-        )
+        require_tables(con, warehouse, "fct_curriculum", "fct_prompt_learning")
         _check_run(con, warehouse, run)
-        table = con.execute(
-            """
-            with last_iteration as (
-                select prompt_hash, arg_max(mean_at_5, iteration) as last_mean_at_5
-                from fct_prompt_iteration
-                where run_id = ?
-                group by 1
-            ),
-            buckets as (
-                select prompt_hash, arg_max(bucket, iteration) as last_bucket
-                from fct_difficulty_buckets
-                where run_id = ? and strategy = 'percentile'
-                group by 1
-            )
-            select
-                candidates.prompt_hash,
-                dim_prompts.data_idx,
-                dim_prompts.prompt,
-                candidates.priority,
-                candidates.efficiency_quadrant,
-                buckets.last_bucket as difficulty_bucket,
-                candidates.upsampling_score,
-                candidates.final_score_factor,
-                candidates.learning_rate_factor,
-                candidates.forgetting_factor,
-                last_iteration.last_mean_at_5,
-                candidates.is_stuck_solved,
-                candidates.is_stuck_failed
-            from fct_upsampling_candidates as candidates
-            inner join dim_prompts on candidates.prompt_hash = dim_prompts.prompt_hash
-            inner join last_iteration
-                on candidates.prompt_hash = last_iteration.prompt_hash
-            left join buckets on candidates.prompt_hash = buckets.prompt_hash
-            where candidates.run_id = ?
-            order by candidates.prompt_hash
-            """,
-            [run, run, run],
-        ).to_arrow_table()
+        rows = _rows_of_mode(con, run, mode)
     finally:
         con.close()
-    rows = table.to_pylist()
-    kept = []
-    for row in rows:
-        stuck = (
-            "stuck solved"
-            if row["is_stuck_solved"]
-            else "stuck failed"
-            if row["is_stuck_failed"]
-            else None
-        )
-        factors = (
-            f"final {row['final_score_factor']:.2f} + slope {row['learning_rate_factor']:.2f} "
-            f"+ forgetting {row['forgetting_factor']:.2f}"
-        )
-        if mode == "drop-solved" and row["is_stuck_solved"]:
-            continue
-        if mode == "upsample":
-            weight = 1.0 + max(row["upsampling_score"], 0.0)
-            if row["is_stuck_solved"]:
-                weight /= 2
-            reason = f"priority {row['priority']}: {factors}" + (f"; {stuck}" if stuck else "")
-        elif mode == "order":
-            weight = 1.0
-            reason = f"{row['difficulty_bucket']} (mean@5 {row['last_mean_at_5']:.2f})"
-        else:
-            weight = 1.0
-            reason = stuck or "kept: still gives signal"
-        kept.append(
-            {
-                "prompt_hash": row["prompt_hash"],
-                "data_idx": row["data_idx"],
-                "prompt": row["prompt"],
-                "weight": weight,
-                "order": 0,
-                "reason": reason,
-                "priority": row["priority"],
-                "difficulty_bucket": row["difficulty_bucket"],
-                "upsampling_score": row["upsampling_score"],
-                "_easiness": row["last_mean_at_5"],
-            }
-        )
-    if mode == "order":
-        kept.sort(key=lambda r: (-(r["_easiness"] or 0.0), r["prompt_hash"]))
-    for position, row in enumerate(kept):
-        row["order"] = position
-        del row["_easiness"]
-    import pyarrow as pa
-
+    kept = [
+        {k: v for k, v in row.items() if k != "is_dropped"} for row in rows if not row["is_dropped"]
+    ]
     out.parent.mkdir(parents=True, exist_ok=True)
+    # From Python rows, so the column types are inferred as they always were (a
+    # data_idx that is null throughout is a null column).
     pq.write_table(pa.Table.from_pylist(kept), out)
     return CurriculumExport(run, mode, out, len(kept), len(rows) - len(kept))
+
+
+def _rows_of_mode(con: duckdb.DuckDBPyConnection, run: str, mode: str) -> list[dict[str, Any]]:
+    return rows(
+        con,
+        """
+        select
+            prompt_hash,
+            data_idx,
+            prompt,
+            weight,
+            order_position as "order",
+            reason,
+            priority,
+            difficulty_bucket,
+            upsampling_score,
+            is_dropped
+        from fct_curriculum
+        where run_id = ? and mode = ?
+        order by is_dropped, order_position, prompt_hash
+        """,
+        [run, mode],
+    )

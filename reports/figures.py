@@ -15,15 +15,26 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-RED_TO_GREEN = [[0.0, "#b2182b"], [0.5, "#f7f7f7"], [1.0, "#1a9850"]]
+# Every colour encoding is one colour-blind readers can tell apart: no red
+# against green. Diverging around 0 (ColorBrewer RdBu): red below 0, blue above.
+DIVERGING = [
+    [0.0, "#ca0020"],
+    [0.25, "#f4a582"],
+    [0.5, "#f7f7f7"],
+    [0.75, "#92c5de"],
+    [1.0, "#0571b0"],
+]
+# Sequential over the data's range: viridis (dark purple low, yellow high).
+SEQUENTIAL = "Viridis"
 WHITE_TO_BLUE = [[0.0, "#f7fbff"], [1.0, "#08306b"]]
-PRIORITY_COLOURS = {"high": "#f4a3a3", "medium": "#fde6a8", "low": "#d9f0d3"}
-QUADRANT_COLOURS = {
-    "fast_learner": "#1a9850",
-    "slow_learner": "#91cf60",
-    "quick_failure": "#fc8d59",
-    "hard_failed": "#d73027",
-}
+# Solved or not (two categories): ColorBrewer PuOr's ends, orange and purple.
+UNSOLVED, SOLVED = "#f1a340", "#542788"
+SOLVED_SCALE = [[0.0, UNSOLVED], [0.5, UNSOLVED], [0.5, SOLVED], [1.0, SOLVED]]
+# Upsampling priority: one hue (ColorBrewer Oranges), darker for higher priority.
+PRIORITY_COLOURS = {"high": "#fdae6b", "medium": "#fdd9b5", "low": "#fff5eb"}
+# Heatmap cells with no value (a prompt not observed at an iteration, a pair
+# with too few rollouts) show this grey: no scale above uses it.
+NO_VALUE = "#cfd4da"
 
 
 @dataclass(frozen=True)
@@ -75,12 +86,12 @@ CHARTS: dict[str, ChartInfo] = {
     ),
     "plateau_detection": ChartInfo(
         "Plateau detection",
-        "finding prompts whose score stopped moving (plateaued in red)",
+        "finding prompts whose score stopped moving (plateaued in orange)",
         SECTIONS[1],
     ),
     "forgetting_analysis": ChartInfo(
         "Forgetting analysis",
-        "catching prompts the policy learned and then lost (drops in red)",
+        "catching prompts the policy learned and then lost (drops in red, gains in blue)",
         SECTIONS[1],
     ),
     "exploration": ChartInfo(
@@ -109,8 +120,9 @@ CHARTS: dict[str, ChartInfo] = {
         SECTIONS[4],
     ),
     "instruction_interference": ChartInfo(
-        "Instruction interference: joint success of pairs",
-        "spotting pairs that interfere (low joint success) or a broken verifier (stuck cells)",
+        "Instruction interference: lift of pairs",
+        "spotting pairs that interfere (joint success below what the two success rates"
+        " predict, in red) or a broken verifier (stuck cells)",
         SECTIONS[4],
     ),
 }
@@ -297,24 +309,111 @@ def _empty(name: str, reason: str) -> go.Figure:
     return _layout(figure, name, height=300)
 
 
+def _no_data(name: str, reason: str) -> go.Figure:
+    """A chart's place when the run has none of its data: a note saying why, and what
+    would fill it (as the reward and agent pages do)."""
+    return _empty(name, "<br>".join(textwrap.wrap(f"No data: {reason}", 90)))
+
+
+def _finite(values: object) -> np.ndarray:
+    array = np.asarray(values, dtype=float).ravel()
+    return array[np.isfinite(array)]
+
+
+def symmetric_range(values: object) -> tuple[float, float]:
+    """A colour range centred on 0: ± the largest absolute value (±1 when all are 0)."""
+    finite = _finite(values)
+    half = float(np.abs(finite).max()) if finite.size else 0.0
+    if half < 1e-12:
+        half = 1.0
+    return -half, half
+
+
+def sequential_range(values: object, low: float | None = None) -> tuple[float, float]:
+    """A colour range over the data: [min, max] (from ``low`` when given).
+
+    A flat grid (every value the same) gets a range around its value, so the
+    colour bar still reads it.
+    """
+    finite = _finite(values)
+    if not finite.size:
+        return (0.0 if low is None else low), 1.0
+    start = float(finite.min()) if low is None else low
+    end = float(finite.max())
+    if end - start < 1e-12:
+        if low is not None:
+            return start, start + 1.0
+        pad = max(abs(start) * 0.1, 0.5)
+        return start - pad, end + pad
+    return start, end
+
+
+def score_scale(values: object) -> dict[str, object]:
+    """Colours for a score: diverging around 0 (symmetric) when any value is below 0,
+    else sequential over the values' range."""
+    finite = _finite(values)
+    if finite.size and finite.min() < 0:
+        low, high = symmetric_range(finite)
+        return {"zmin": low, "zmax": high, "colorscale": DIVERGING}
+    low, high = sequential_range(finite)
+    return {"zmin": low, "zmax": high, "colorscale": SEQUENTIAL}
+
+
 def _cap_note(shown: int, total: int | None, how: str) -> str:
     if total is None or shown >= total:
         return f"all {shown} prompts"
     return f"{shown} of {total} prompts, {how}; the rest are one SQL query away"
 
 
+def _short(label: str, width: int = 56) -> str:
+    return label if len(label) <= width else label[: width - 1].rstrip() + "\u2026"
+
+
+def _iteration_axis(figure: go.Figure, iterations: np.ndarray, title: str = "iteration") -> None:
+    """An iteration axis with a tick at each iteration when there are few (never 1.5)."""
+    figure.update_xaxes(title_text=title, showgrid=False, zeroline=False)
+    if 0 < len(iterations) <= 25:
+        figure.update_xaxes(tickmode="array", tickvals=[float(i) for i in iterations])
+
+
 def _prompt_rows(
-    figure: go.Figure, name: str, labels: list[str], total: int | None, order: str
+    figure: go.Figure,
+    name: str,
+    labels: list[str],
+    iterations: np.ndarray,
+    total: int | None,
+    order: str,
+    notes: list[str],
+    ticktext: list[str] | None = None,
 ) -> go.Figure:
-    """Axes, cap note and height shared by the heatmaps with one row per prompt."""
-    figure.update_xaxes(title_text="iteration")
+    """Axes, cap note and height shared by the heatmaps with one row per prompt.
+
+    The full label stays each row's name (and its hover); the axis shows
+    ``ticktext``, by default the label cut short."""
+    _iteration_axis(figure, iterations)
+    shown = len(labels) <= 40
     figure.update_yaxes(
         title_text=f"prompt ({order} on top)",
         autorange="reversed",
-        showticklabels=len(labels) <= 40,
+        showticklabels=shown,
+        showgrid=False,
+        zeroline=False,
     )
-    note = _cap_note(len(labels), total, "the most informative")
+    if shown:
+        figure.update_yaxes(
+            tickmode="array",
+            tickvals=labels,
+            ticktext=ticktext or [_short(label) for label in labels],
+        )
+    figure.update_layout(plot_bgcolor=NO_VALUE)
+    note = "; ".join([_cap_note(len(labels), total, "the most informative"), *notes])
     return _layout(figure, name, note, height=max(420, min(1400, 14 * len(labels) + 160)))
+
+
+# The prompt heatmaps' colour scales: "score" follows the data (diverging
+# around 0 when any value is below 0); "spread" is sequential from 0 (no
+# spread) to the largest; "solved" has two colours.
+HEATMAP_SCALES = ("score", "spread", "solved")
 
 
 def prompt_heatmap(
@@ -322,32 +421,58 @@ def prompt_heatmap(
     name: str,
     value: str,
     total_prompts: int | None = None,
-    zmin: float | None = 0.0,
-    zmax: float | None = 1.0,
-    colorscale: object = "Viridis",
+    scale: str = "score",
     colorbar_title: str = "",
+    missing: str = "",
+    note: str = "",
 ) -> go.Figure:
-    """Prompts (rows, ordered by first success) x iterations, coloured by ``value``."""
+    """Prompts (rows, ordered by first success) x iterations, coloured by ``value``.
+
+    ``missing`` is the note shown instead when no row has ``value`` (a source
+    without V_i or S_i); ``note`` goes in the subtitle.
+    """
+    if scale not in HEATMAP_SCALES:
+        raise ValueError(f"scale {scale!r}: one of {', '.join(HEATMAP_SCALES)}")
     if frame.empty:
         return _empty(name, "no prompt iterations in this selection")
+    if frame[value].isna().all():
+        return _no_data(name, missing or f"no rollout of this run carries {value}")
     rows = frame.drop_duplicates("prompt_hash").sort_values("display_order")
     labels = rows["prompt_label"].tolist()
     iterations = np.sort(frame["iteration"].unique())
     grid = frame.pivot_table(index="prompt_label", columns="iteration", values=value)
-    grid = grid.reindex(index=labels, columns=iterations)
+    z = grid.reindex(index=labels, columns=iterations).to_numpy(dtype=float)
+    colorbar: dict[str, object] = {"title": {"text": colorbar_title}}
+    notes = [note] if note else []
+    spec = ".3f"
+    if scale == "solved":
+        colours: dict[str, object] = {"zmin": 0.0, "zmax": 1.0, "colorscale": SOLVED_SCALE}
+        colorbar |= {"tickvals": [0.25, 0.75], "ticktext": ["not solved", "solved"]}
+        spec = ".0f"
+    elif scale == "spread":
+        low, high = sequential_range(z, low=0.0)
+        colours = {"zmin": low, "zmax": high, "colorscale": SEQUENTIAL}
+        notes.append("colours from 0 (no spread: no gradient) to the largest spread")
+    else:
+        colours = score_scale(z)
+        if colours["colorscale"] is DIVERGING:
+            notes.append("red below 0, blue above")
+    if np.isnan(z).any():
+        notes.append("grey: not observed at that iteration")
     figure = go.Figure(
         go.Heatmap(
-            z=grid.to_numpy(dtype=float),
+            z=z,
             x=iterations.astype(float),
             y=labels,
-            zmin=zmin,
-            zmax=zmax,
-            colorscale=colorscale,
-            colorbar={"title": {"text": colorbar_title}},
-            hovertemplate="%{y}<br>iteration %{x}<br>" + value + " %{z:.3f}<extra></extra>",
+            **colours,
+            colorbar=colorbar,
+            hoverongaps=False,
+            hovertemplate="%{y}<br>iteration %{x}<br>" + value + f" %{{z:{spec}}}<extra></extra>",
         )
     )
-    return _prompt_rows(figure, name, labels, total_prompts, "earliest first success")
+    return _prompt_rows(
+        figure, name, labels, iterations, total_prompts, "earliest first success", notes
+    )
 
 
 def forgetting_heatmap(frame: pd.DataFrame, total_prompts: int | None = None) -> go.Figure:
@@ -358,26 +483,38 @@ def forgetting_heatmap(frame: pd.DataFrame, total_prompts: int | None = None) ->
     rows = frame.drop_duplicates("prompt_hash").sort_values(
         ["num_forgetting_events", "prompt_hash"], ascending=[False, True]
     )
-    labels = [
-        f"{label}  ({events} drops)"
-        for label, events in zip(rows["prompt_label"], rows["num_forgetting_events"], strict=True)
+    drops = [
+        f"  ({events} drop{'' if events == 1 else 's'})" for events in rows["num_forgetting_events"]
     ]
+    labels = [label + d for label, d in zip(rows["prompt_label"], drops, strict=True)]
+    ticktext = [_short(label, 46) + d for label, d in zip(rows["prompt_label"], drops, strict=True)]
     iterations = np.sort(frame["iteration"].unique())
     grid = frame.pivot_table(index="prompt_hash", columns="iteration", values="strict_acc_change")
-    grid = grid.reindex(index=rows["prompt_hash"], columns=iterations)
+    z = grid.reindex(index=rows["prompt_hash"], columns=iterations).to_numpy(dtype=float)
+    low, high = symmetric_range(z)
     figure = go.Figure(
         go.Heatmap(
-            z=grid.to_numpy(dtype=float),
+            z=z,
             x=iterations.astype(float),
             y=labels,
-            zmin=-1,
-            zmax=1,
-            colorscale=RED_TO_GREEN,
-            colorbar={"title": {"text": "change"}, "tickvals": [-1, 0, 1]},
+            zmin=low,
+            zmax=high,
+            colorscale=DIVERGING,
+            colorbar={
+                "title": {"text": "change", "side": "right"},
+                "tickvals": [low, 0, high],
+                "ticktext": ["lost", "same", "gained"],
+            },
+            hoverongaps=False,
             hovertemplate="%{y}<br>iteration %{x}<br>strict acc change %{z:+.0f}<extra></extra>",
         )
     )
-    return _prompt_rows(figure, name, labels, total_prompts, "most forgetting")
+    notes = ["change since the previous observed iteration: red lost, blue gained"]
+    if np.isnan(z).any():
+        notes.append("grey: not observed")
+    return _prompt_rows(
+        figure, name, labels, iterations, total_prompts, "most forgetting", notes, ticktext
+    )
 
 
 def instruction_types(frame: pd.DataFrame) -> go.Figure:
@@ -391,22 +528,30 @@ def instruction_types(frame: pd.DataFrame) -> go.Figure:
     labels = [f"{i} [{t}]" for i, t in zip(rows["instruction_id"], rows["tier"], strict=True)]
     iterations = np.sort(frame["iteration"].unique())
     grid = frame.pivot_table(index="instruction_id", columns="iteration", values="success_rate")
-    grid = grid.reindex(index=rows["instruction_id"], columns=iterations)
+    z = grid.reindex(index=rows["instruction_id"], columns=iterations).to_numpy(dtype=float)
+    low, high = sequential_range(z)
     figure = go.Figure(
         go.Heatmap(
-            z=grid.to_numpy(dtype=float),
+            z=z,
             x=iterations.astype(float),
             y=labels,
-            zmin=0,
-            zmax=1,
-            colorscale=RED_TO_GREEN,
-            colorbar={"title": {"text": "success"}},
+            zmin=low,
+            zmax=high,
+            colorscale=SEQUENTIAL,
+            colorbar={"title": {"text": "success"}, "tickformat": ".0%"},
+            hoverongaps=False,
             hovertemplate="%{y}<br>iteration %{x}<br>success %{z:.1%}<extra></extra>",
         )
     )
-    figure.update_xaxes(title_text="iteration")
-    figure.update_yaxes(title_text="instruction type [tier]", autorange="reversed")
-    return _layout(figure, name, height=max(380, 28 * len(labels) + 160))
+    _iteration_axis(figure, iterations)
+    figure.update_yaxes(
+        title_text="instruction type [tier]", autorange="reversed", showgrid=False, zeroline=False
+    )
+    figure.update_layout(plot_bgcolor=NO_VALUE)
+    note = f"colours span the success rates seen, {low:.0%} to {high:.0%}"
+    if np.isnan(z).any():
+        note += "; grey: not observed at that iteration"
+    return _layout(figure, name, note, height=max(380, 28 * len(labels) + 160))
 
 
 def reward_case_evolution(frame: pd.DataFrame) -> go.Figure:
@@ -415,7 +560,7 @@ def reward_case_evolution(frame: pd.DataFrame) -> go.Figure:
     if frame.empty:
         return _empty(name, "no rollout carries a reward_case label")
     figure = go.Figure()
-    for case, rows in frame.groupby("reward_case", sort=True):
+    for number, (case, rows) in enumerate(frame.groupby("reward_case", sort=True)):
         figure.add_trace(
             go.Scatter(
                 x=rows["iteration"].to_numpy(dtype=float),
@@ -423,10 +568,11 @@ def reward_case_evolution(frame: pd.DataFrame) -> go.Figure:
                 name=str(case),
                 mode="lines",
                 stackgroup="cases",
+                line={"color": OKABE_ITO[number % len(OKABE_ITO)]},
                 hovertemplate=f"{case}<br>iteration %{{x}}<br>share %{{y:.1%}}<extra></extra>",
             )
         )
-    figure.update_xaxes(title_text="iteration")
+    _iteration_axis(figure, np.sort(frame["iteration"].unique()))
     figure.update_yaxes(title_text="share of rollouts", tickformat=".0%", range=[0, 1])
     return _layout(figure, name)
 
@@ -439,25 +585,31 @@ def sample_efficiency(
     if frame.empty:
         return _empty(name, "no prompts")
     learned = frame["iterations_to_learn"].dropna()
-    never_x = float(learned.max() + 2) if not learned.empty else 2.0
+    # never-solved prompts sit two iterations right of the last learner and of the divide
+    never_x = max(float(learned.max()) if not learned.empty else 0.0, fast_iterations) + 2
     x = frame["iterations_to_learn"].fillna(never_x).to_numpy(dtype=float)
+    y = frame["final_score"].to_numpy(dtype=float)
     hover = [
         f"{label}<br>{quadrant}"
         for label, quadrant in zip(frame["prompt_label"], frame["efficiency_quadrant"], strict=True)
     ]
+    instructions = frame["num_instructions"].fillna(0).to_numpy(dtype=float)
+    marker: dict[str, object] = {"size": 9, "opacity": 0.8}
+    if instructions.max() > 0:
+        marker |= {
+            "color": instructions,
+            "colorscale": "Plasma",
+            "showscale": True,
+            "colorbar": {"title": {"text": "instructions"}},
+        }
+    else:  # no instruction counts: one colour, no colour bar
+        marker["color"] = OKABE_ITO[0]
     figure = go.Figure(
         go.Scatter(
             x=x,
-            y=frame["final_score"].to_numpy(dtype=float),
+            y=y,
             mode="markers",
-            marker={
-                "color": frame["num_instructions"].fillna(0).to_numpy(dtype=float),
-                "colorscale": "Plasma",
-                "showscale": True,
-                "colorbar": {"title": {"text": "instructions"}},
-                "size": 9,
-                "opacity": 0.8,
-            },
+            marker=marker,
             text=hover,
             hovertemplate="%{text}<br>iterations to learn %{x}<br>final %{y:.3f}<extra></extra>",
         )
@@ -465,28 +617,49 @@ def sample_efficiency(
     divide = fast_iterations + 0.5
     figure.add_vline(x=divide, line_dash="dash", line_color="#777")
     figure.add_hline(y=good_score, line_dash="dash", line_color="#777")
+    # the score axis follows the data (a run's scores can be negative) and keeps the divide
+    low, high = sequential_range(np.append(_finite(y), good_score))
+    pad = 0.1 * (high - low)
+    bottom, top = low - pad, high + pad
     corners = [
-        (0, 1.04, "fast learner", "left"),
-        (never_x, 1.04, "slow learner", "right"),
-        (0, -0.06, "quick failure", "left"),
-        (never_x, -0.06, "hard / failed", "right"),
+        (0, top, "fast learner", "left", "top"),
+        (never_x, top, "slow learner", "right", "top"),
+        (0, bottom, "quick failure", "left", "bottom"),
+        (never_x, bottom, "hard / failed", "right", "bottom"),
     ]
-    for cx, cy, text, anchor in corners:
+    for cx, cy, text, anchor, side in corners:
         figure.add_annotation(
-            x=cx, y=cy, text=f"<b>{text}</b>", showarrow=False, xanchor=anchor, font={"size": 12}
+            x=cx,
+            y=cy,
+            text=f"<b>{text}</b>",
+            showarrow=False,
+            xanchor=anchor,
+            yanchor=side,
+            font={"size": 12},
         )
     figure.add_annotation(
-        x=never_x, y=0.5, text="never solved", showarrow=False, textangle=-90, xshift=18
+        x=never_x,
+        y=(bottom + top) / 2,
+        text="never solved",
+        showarrow=False,
+        textangle=-90,
+        xshift=18,
     )
-    figure.update_xaxes(title_text="iterations to first success (never solved at the right)")
-    figure.update_yaxes(title_text="final score", range=[-0.12, 1.1])
+    figure.update_xaxes(
+        title_text="iterations to first success (never solved at the right)",
+        dtick=1 if never_x <= 30 else None,
+    )
+    figure.update_yaxes(title_text="final score", range=[bottom, top])
     return _layout(figure, name, _cap_note(len(frame), total, "the most informative"))
+
+
+PLATEAUED, MOVING = OKABE_ITO[1], OKABE_ITO[0]  # orange, blue
 
 
 def plateau_detection(
     frame: pd.DataFrame, threshold: float, floor: float, total: int | None = None
 ) -> go.Figure:
-    """Recent variance of each prompt's mean score, lowest first, plateaued in red.
+    """Recent variance of each prompt's mean score, lowest first, plateaued in orange.
 
     The axis is logarithmic, so a variance of 0 (a flat prompt) is drawn at
     ``floor`` (the query's ``drawn_variance``); the hover gives the real value.
@@ -494,7 +667,7 @@ def plateau_detection(
     name = "plateau_detection"
     if frame.empty:
         return _empty(name, "no prompt has two observed iterations yet")
-    colours = np.where(frame["is_plateau"].to_numpy(dtype=bool), "#d73027", "#4575b4")
+    colours = np.where(frame["is_plateau"].to_numpy(dtype=bool), PLATEAUED, MOVING)
     figure = go.Figure(
         go.Bar(
             x=frame["prompt_label"].tolist(),
@@ -504,20 +677,42 @@ def plateau_detection(
             hovertemplate="%{x}<br>recent variance %{customdata:.6f}<extra></extra>",
         )
     )
-    figure.add_hline(
-        y=threshold,
-        line_dash="dash",
-        line_color="#d73027",
-        annotation_text=f"plateau threshold {threshold:g}",
+    figure.add_hline(y=threshold, line_dash="dash", line_color="#000000")
+    # written by hand: on a log axis an annotation's y is the power of ten
+    figure.add_annotation(
+        x=0,
+        xref="paper",
+        xanchor="left",
+        y=float(np.log10(threshold)),
+        yanchor="bottom",
+        text=f"plateau threshold {threshold:g}",
+        showarrow=False,
+        bgcolor="rgba(255, 255, 255, 0.85)",
     )
     figure.update_xaxes(title_text="prompt (lowest recent variance first)", showticklabels=False)
-    figure.update_yaxes(title_text="recent variance of mean score", type="log")
+    # a label at each power of ten only (10⁻⁶, 10⁻⁵, ...): no 2 and 5 between them
+    figure.update_yaxes(
+        title_text="recent variance of mean score",
+        type="log",
+        dtick=1,
+        exponentformat="power",
+        showexponent="all",
+        minor={"showgrid": False, "ticks": ""},
+    )
+    # from a decade below the lowest bar, so the flattest prompts (the plateaued,
+    # those drawn at the floor) show as bars, not slivers
+    drawn = _finite(frame["drawn_variance"])
+    bottom = min(float(drawn.min()) if drawn.size else floor, threshold)
+    top = max(float(drawn.max()) if drawn.size else threshold, threshold)
+    figure.update_yaxes(range=[np.log10(bottom) - 1, np.log10(top) + 0.5])
     note = _cap_note(len(frame), total, "those with the lowest variance")
-    return _layout(figure, name, f"{note}; a variance of 0 is drawn at {floor:g}")
+    return _layout(
+        figure, name, f"{note}; plateaued in orange; a variance of 0 is drawn at {floor:g}"
+    )
 
 
 def upsampling_table(frame: pd.DataFrame) -> go.Figure:
-    """The top 20 upsampling candidates, rows coloured by priority."""
+    """The top 20 upsampling candidates, rows shaded by priority."""
     name = "upsampling_candidates"
     if frame.empty:
         return _empty(name, "no prompts")
@@ -543,7 +738,11 @@ def upsampling_table(frame: pd.DataFrame) -> go.Figure:
             },
         )
     )
-    return _layout(figure, name, "high / medium / low priority by upsampling score", 640)
+    # as tall as its rows (a 20-row table fits)
+    height = max(240, min(640, 120 + 21 * (len(frame) + 1)))
+    figure = _layout(figure, name, "high / medium / low priority by upsampling score", height)
+    figure.update_layout(margin={"b": 20})
+    return figure
 
 
 def score_distribution(frame: pd.DataFrame) -> go.Figure:
@@ -563,11 +762,11 @@ def score_distribution(frame: pd.DataFrame) -> go.Figure:
             mean=frame["mean_score"].to_numpy(dtype=float),
             sd=frame["std_score"].to_numpy(dtype=float),
             name="score",
-            marker_color="#4575b4",
+            marker_color=OKABE_ITO[0],
             boxmean="sd",
         )
     )
-    figure.update_xaxes(title_text="iteration")
+    _iteration_axis(figure, np.sort(frame["iteration"].unique()))
     figure.update_yaxes(title_text="score (box p25-p75, whiskers p05-p95, dashed mean ± sd)")
     return _layout(figure, name)
 
@@ -590,7 +789,7 @@ def vi_si_correlation(frame: pd.DataFrame) -> go.Figure:
             mode="markers",
             marker={
                 "color": frame["iteration"].to_numpy(dtype=float),
-                "colorscale": "Viridis",
+                "colorscale": SEQUENTIAL,
                 "showscale": True,
                 "colorbar": {"title": {"text": "iteration"}},
                 "size": 6,
@@ -605,7 +804,7 @@ def vi_si_correlation(frame: pd.DataFrame) -> go.Figure:
         figure.add_hline(
             y=float(alpha.median()),
             line_dash="dash",
-            line_color="#d73027",
+            line_color="#000000",
             annotation_text=f"alpha {float(alpha.median()):g}",
         )
     figure.update_xaxes(title_text="V_i (verifiable reward)")
@@ -613,38 +812,100 @@ def vi_si_correlation(frame: pd.DataFrame) -> go.Figure:
     return _layout(figure, name, f"{len(frame)} sampled rollouts")
 
 
-def instruction_interference(frame: pd.DataFrame) -> go.Figure:
-    """Joint success of every co-occurring pair, low in red; lift and n on hover."""
+LIFT_FLOOR = -4.0  # rpt_instruction_interference draws a lift below 1/16 at log2 = -4
+
+
+def _lift_ticks(half: float) -> tuple[list[float], list[str]]:
+    """Colour bar ticks of a log2(lift) scale, labelled as lifts (x0.5, x1, x2)."""
+    whole = [float(v) for v in range(-int(half), int(half) + 1)]
+    values = sorted({-half, *whole, half})
+    return values, [f"\u00d7{2**v:.2g}" for v in values]
+
+
+def instruction_interference(frame: pd.DataFrame, min_rollouts: int | None = None) -> go.Figure:
+    """Each co-occurring pair coloured by lift (log2, diverging around a lift of 1);
+    pairs with fewer than ``min_rollouts`` rollouts grey; n, joint and expected
+    success on hover."""
     name = "instruction_interference"
     if frame.empty:
         return _empty(name, "no prompt carries two instructions")
     names = sorted(set(frame["instruction_a"]) | set(frame["instruction_b"]))
     index = {n: i for i, n in enumerate(names)}
-    joint = np.full((len(names), len(names)), np.nan)
-    hover = np.full((len(names), len(names)), "", dtype=object)
+    size = len(names)
+    lift = np.full((size, size), np.nan)
+    grey = np.full((size, size), np.nan)
+    hover = np.full((size, size), "", dtype=object)
+    marks = np.full((size, size), "", dtype=object)
     for row in frame.itertuples(index=False):
         a, b = index[row.instruction_a], index[row.instruction_b]
-        stuck = " STUCK" if row.is_stuck_at_one or row.is_stuck_at_zero else ""
-        lift = "-" if pd.isna(row.lift) else f"{row.lift:.2f}"
-        text = f"n {row.n}, lift {lift}{stuck}"
-        joint[a, b] = joint[b, a] = row.joint_success_rate
-        hover[a, b] = hover[b, a] = text
-    figure = go.Figure(
-        go.Heatmap(
-            z=joint,
-            x=names,
-            y=names,
-            zmin=0,
-            zmax=1,
-            colorscale=RED_TO_GREEN,
-            customdata=hover,
-            colorbar={"title": {"text": "joint success"}},
-            hovertemplate="%{y} + %{x}<br>joint success %{z:.1%}<br>%{customdata}<extra></extra>",
+        stuck = ""
+        if row.is_stuck_at_one or row.is_stuck_at_zero:
+            stuck = f"<br>STUCK at {row.joint_success_rate:.0%}: a broken verifier?"
+            marks[a, b] = marks[b, a] = f"{row.joint_success_rate:.0%}"
+        ratio = "-" if pd.isna(row.lift) else f"{row.lift:.2f}"
+        expected = "-" if pd.isna(row.expected_joint_rate) else f"{row.expected_joint_rate:.1%}"
+        few = "<br>too few rollouts to colour" if row.has_too_few_rollouts else ""
+        text = (
+            f"lift {ratio}<br>joint success {row.joint_success_rate:.1%}"
+            f" (expected {expected})<br>n {row.n:,} rollouts{few}{stuck}"
         )
+        hover[a, b] = hover[b, a] = text
+        if row.has_too_few_rollouts or pd.isna(row.drawn_log2_lift):
+            grey[a, b] = grey[b, a] = 1.0
+        else:
+            lift[a, b] = lift[b, a] = row.drawn_log2_lift
+    # the colour range follows the lifts drawn, but for those at the floor (no joint
+    # success): they take the scale's end, so they do not squeeze every other colour
+    low, high = symmetric_range(np.where(lift > LIFT_FLOOR, lift, np.nan))
+    if not np.isfinite(np.where(lift > LIFT_FLOOR, lift, np.nan)).any():
+        low, high = symmetric_range(lift)
+    ticks, labels = _lift_ticks(high)
+    if np.nanmin(lift, initial=0.0) < low:
+        labels[0] = "\u2264" + labels[0]
+    figure = go.Figure(
+        [
+            go.Heatmap(
+                z=lift,
+                x=names,
+                y=names,
+                zmin=low,
+                zmax=high,
+                colorscale=DIVERGING,
+                customdata=hover,
+                text=marks,
+                texttemplate="%{text}",
+                name="lift",
+                colorbar={
+                    "title": {"text": "lift (log scale)", "side": "right"},
+                    "tickvals": ticks,
+                    "ticktext": labels,
+                },
+                hoverongaps=False,
+                hovertemplate="%{y} + %{x}<br>%{customdata}<extra></extra>",
+            ),
+            go.Heatmap(
+                z=grey,
+                x=names,
+                y=names,
+                zmin=0,
+                zmax=1,
+                colorscale=[[0.0, NO_VALUE], [1.0, NO_VALUE]],
+                showscale=False,
+                customdata=hover,
+                name="too few rollouts",
+                hoverongaps=False,
+                hovertemplate="%{y} + %{x}<br>%{customdata}<extra></extra>",
+            ),
+        ]
     )
-    figure.update_xaxes(title_text="instruction", tickangle=40)
-    figure.update_yaxes(title_text="instruction", autorange="reversed")
-    return _layout(figure, name, height=max(480, 34 * len(names) + 260))
+    figure.update_xaxes(title_text="instruction", tickangle=40, showgrid=False)
+    figure.update_yaxes(title_text="instruction", autorange="reversed", showgrid=False)
+    note = "lift = joint success / the product of the two success rates: red below 1 (interfere)"
+    if (marks != "").any():
+        note += "; a % in a cell: stuck at 0% or 100% (a broken verifier?)"
+    if min_rollouts is not None:
+        note += f"; grey: fewer than {min_rollouts} rollouts"
+    return _layout(figure, name, note, height=max(480, 34 * len(names) + 260))
 
 
 # ---------------------------------------------------------------- reward monitoring
@@ -1262,15 +1523,7 @@ def reward_alerts_table(alerts: pd.DataFrame, total: int | None = None) -> go.Fi
 # ---------------------------------------------------------------- agentic runs
 # Each takes the rows its agent_*.sql query returns for one run.
 
-# Diverging around 0 (ColorBrewer RdBu, safe for colour-blind readers): red
-# below 0 (penalised), blue above (rewarded).
-DIVERGING = [
-    [0.0, "#ca0020"],
-    [0.25, "#f4a582"],
-    [0.5, "#f7f7f7"],
-    [0.75, "#92c5de"],
-    [1.0, "#0571b0"],
-]
+# DIVERGING (above): red below 0 (penalised), blue above (rewarded).
 WHITE_TO_ORANGE = [[0.0, "#fff7ec"], [1.0, "#b35806"]]
 # Cells with no value (a turn the rollout did not reach) show the plot's background.
 NOT_REACHED = "#cfd4da"

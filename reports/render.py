@@ -21,12 +21,11 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import pandas as pd
 import plotly.graph_objects as go
-import yaml
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 from obs.reports import figures
 from obs.reports.errors import ReportError
-from obs.reports.warehouse import connect, require_tables, table_names
+from obs.reports.warehouse import connect, require_tables, table_names, unknown_run
 from plotly.offline import get_plotlyjs, get_plotlyjs_version
 
 if TYPE_CHECKING:
@@ -45,6 +44,8 @@ MARTS = (
     "fct_score_distribution",
     "fct_vi_si_points",
     "fct_instruction_pairs",
+    "rpt_instruction_interference",
+    "rpt_dashboard_settings",
 )
 # The queries of reports/queries/ read with the shared parameters (plateau has its own cap).
 QUERIES = (
@@ -64,6 +65,12 @@ HEATMAP_ROWS = 200  # prompts in each prompt heatmap: the most informative
 SCATTER_POINTS = 3000  # points in each scatter (sample efficiency, V_i vs S_i)
 PLATEAU_BARS = 300  # prompts in the plateau chart: the lowest recent variance
 VARIANCE_FLOOR = 1e-6  # where the plateau chart's log axis draws a variance of 0
+# The note in place of the V_i / S_i heatmaps of a run whose rollouts carry no such field.
+COMPONENT_MISSING = (
+    "this run's rollouts carry no {part}, only a score (TRL completions and plain"
+    " rollout tables do not split the reward); land rollouts with a {field} field to see"
+    " it prompt by prompt"
+)
 # --plotlyjs cdn links the same plotly.js version the figures were built for.
 PLOTLY_CDN = f"https://cdn.plot.ly/plotly-{get_plotlyjs_version()}.min.js"
 
@@ -120,14 +127,6 @@ def _query(name: str) -> str:
     return resources.files("obs.reports").joinpath("queries", f"{name}.sql").read_text()
 
 
-def _project_vars() -> dict[str, Any]:
-    """The dbt vars the charts draw as lines (cut points), from dbt_project.yml."""
-    project = Path(__file__).resolve().parents[1] / "dbt_project.yml"
-    if not project.is_file():
-        return {}
-    return dict(yaml.safe_load(project.read_text()).get("vars") or {})
-
-
 def _frame(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any]) -> pd.DataFrame:
     sql = _query(name)
     used = {k: v for k, v in params.items() if f"${k}" in sql}
@@ -165,7 +164,7 @@ def load_dashboard(
         chosen = list(runs) if runs else known
         missing = [r for r in chosen if r not in known]
         if missing:
-            raise ReportError(f"{warehouse}: no run '{missing[0]}' (runs: {', '.join(known)})")
+            raise unknown_run(warehouse, missing[0], known)
         picked_iterations = sorted(set(iterations)) if iterations else None
         params: dict[str, Any] = {
             "runs": chosen,
@@ -174,6 +173,8 @@ def load_dashboard(
             "scatter_cap": SCATTER_POINTS,
         }
         frames = {name: _frame(con, name, params) for name in QUERIES}
+        # the build's thresholds (the dbt vars the marts used), one row
+        settings = _frame(con, "dashboard_settings", {}).iloc[0].to_dict()
         frames["plateau"] = _frame(
             con, "plateau", params | {"cap": PLATEAU_BARS, "variance_floor": VARIANCE_FLOOR}
         )
@@ -183,8 +184,7 @@ def load_dashboard(
         agent_runs = load_agent_runs(con, [r for r in chosen if r in with_agents])
     finally:
         con.close()
-    project = _project_vars()
-    charts = [_run_charts(run, frames, project) for run in chosen]
+    charts = [_run_charts(run, frames, settings) for run in chosen]
     if picked_iterations is not None and not any(c.header for c in charts):
         raise ReportError(f"{warehouse}: none of iterations {picked_iterations} was built")
     return Dashboard(charts, picked_iterations, rewards=reward_runs, agents=agent_runs)
@@ -194,7 +194,7 @@ def _for_run(frame: pd.DataFrame, run: str) -> pd.DataFrame:
     return frame[frame["run_id"] == run].reset_index(drop=True)
 
 
-def _run_charts(run: str, frames: dict[str, pd.DataFrame], project: dict[str, Any]) -> RunCharts:
+def _run_charts(run: str, frames: dict[str, pd.DataFrame], settings: dict[str, Any]) -> RunCharts:
     one = {name: _for_run(frame, run) for name, frame in frames.items()}
     counts = one["prompt_counts"]
     total = int(counts["prompts"].iloc[0]) if not counts.empty else None
@@ -205,29 +205,41 @@ def _run_charts(run: str, frames: dict[str, pd.DataFrame], project: dict[str, An
             grid, "prompt_dynamics_fi", "mean_score", total, colorbar_title="mean score"
         ),
         "prompt_dynamics_vi": figures.prompt_heatmap(
-            grid, "prompt_dynamics_vi", "mean_v_i", total, colorbar_title="mean V_i"
+            grid,
+            "prompt_dynamics_vi",
+            "mean_v_i",
+            total,
+            colorbar_title="mean V_i",
+            missing=COMPONENT_MISSING.format(part="verifiable reward (V_i)", field="v_i"),
         ),
         "prompt_dynamics_si": figures.prompt_heatmap(
-            grid, "prompt_dynamics_si", "mean_s_i", total, colorbar_title="mean S_i"
+            grid,
+            "prompt_dynamics_si",
+            "mean_s_i",
+            total,
+            colorbar_title="mean S_i",
+            missing=COMPONENT_MISSING.format(part="soft reward (S_i)", field="s_i"),
         ),
         "prompt_accuracy": figures.prompt_heatmap(
             grid,
             "prompt_accuracy",
             "prompt_strict_acc",
             total,
-            colorscale=figures.RED_TO_GREEN,
-            colorbar_title="solved",
+            scale="solved",
+            colorbar_title="any rollout",
+            note="solved: every instruction followed, or (a rollout without instruction"
+            f" results) a score of at least {settings['pass_threshold']:g}",
         ),
         "upsampling_candidates": figures.upsampling_table(one["upsampling_top"]),
         "sample_efficiency": figures.sample_efficiency(
             one["sample_efficiency"],
-            float(project.get("fast_learning_iterations", 3)),
-            float(project.get("sample_efficiency_good_score", 0.5)),
+            float(settings["fast_learning_iterations"]),
+            float(settings["sample_efficiency_good_score"]),
             total,
         ),
         "plateau_detection": figures.plateau_detection(
             one["plateau"],
-            float(project.get("plateau_variance_threshold", 0.001)),
+            float(settings["plateau_variance_threshold"]),
             VARIANCE_FLOOR,
             total,
         ),
@@ -237,16 +249,16 @@ def _run_charts(run: str, frames: dict[str, pd.DataFrame], project: dict[str, An
             "exploration",
             "std_score",
             total,
-            zmin=0.0,
-            zmax=None,
-            colorscale=figures.WHITE_TO_BLUE,
+            scale="spread",
             colorbar_title="score std",
         ),
         "score_distribution": figures.score_distribution(one["score_distribution"]),
         "reward_case_evolution": figures.reward_case_evolution(one["reward_cases"]),
         "vi_si_correlation": figures.vi_si_correlation(one["vi_si"]),
         "instruction_types": figures.instruction_types(one["instruction_types"]),
-        "instruction_interference": figures.instruction_interference(one["interference"]),
+        "instruction_interference": figures.instruction_interference(
+            one["interference"], int(settings["stuck_cell_min_samples"])
+        ),
     }
     ordered = {name: built[name] for name in figures.CHARTS}
     return RunCharts(run, header, ordered)
@@ -449,8 +461,7 @@ def choose_runs(
             known |= {r[0] for r in con.execute(f"select distinct run_id from {table}").fetchall()}
     missing = [r for r in runs or () if r not in known]
     if missing:
-        listed = ", ".join(sorted(known)) or "none"
-        raise ReportError(f"{warehouse}: no run '{missing[0]}' (runs: {listed})")
+        raise unknown_run(warehouse, missing[0], known)
     chosen = [r for r in runs or with_data if r in with_data]
     without = [r for r in runs or () if r not in with_data]
     return chosen, without

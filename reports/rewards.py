@@ -15,9 +15,16 @@ from typing import Any
 
 import duckdb
 from obs.reports.errors import ReportError
-from obs.reports.runs import resolve_run, rows
+from obs.reports.runs import resolve_run
 from obs.reports.runs_format import table, to_json
-from obs.reports.warehouse import connect, require_tables, table_names
+from obs.reports.warehouse import (
+    connect,
+    require_tables,
+    rows,
+    run_list,
+    table_names,
+    unknown_run,
+)
 
 MARTS = (
     "fct_reward_steps",
@@ -86,10 +93,6 @@ def _reward_runs(con: duckdb.DuckDBPyConnection) -> list[str]:
     return [str(r[0]) for r in found]
 
 
-def _shown(names: list[str]) -> str:
-    return ", ".join(names[:10]) + (", ..." if len(names) > 10 else "") if names else "none"
-
-
 def _resolve(
     con: duckdb.DuckDBPyConnection, warehouse: Path, run: str, *, need_rewards: bool
 ) -> tuple[str, bool]:
@@ -102,15 +105,13 @@ def _resolve(
     if "dim_runs" in table_names(con):
         run_id = resolve_run(con, warehouse, run, rollouts_ok=True)
     else:
-        raise ReportError(
-            f"{warehouse}: no run '{run}' (runs with reward data: {_shown(with_rewards)})"
-        )
+        raise unknown_run(warehouse, run, with_rewards, what="runs with reward data")
     if run_id in with_rewards:
         return run_id, True
     if need_rewards:
         raise ReportError(
             f"{warehouse}: run '{run}' has no reward data (runs with reward data: "
-            f"{_shown(with_rewards)}); land per-function rewards with `obs ingest rollouts "
+            f"{run_list(with_rewards)}); land per-function rewards with `obs ingest rollouts "
             f"DIR --run {run_id}` (a `rewards` object per sample) or a tracker log with reward "
             "metrics, then `obs build`"
         )

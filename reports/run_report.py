@@ -18,9 +18,9 @@ from typing import Any
 
 import plotly.graph_objects as go
 from obs.reports.render import _embed, _plotly_script, environment
-from obs.reports.runs import TRAINING, Analysis, Section, open_runs, rows
+from obs.reports.runs import TRAINING, Analysis, Section, open_runs
 from obs.reports.runs_format import number
-from obs.reports.warehouse import table_names
+from obs.reports.warehouse import rows, table_names
 
 SEVERITY_COLOURS = {"critical": "rgba(214, 40, 40, 0.16)", "warning": "rgba(245, 159, 0, 0.16)"}
 

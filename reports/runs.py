@@ -16,7 +16,7 @@ from typing import Any
 
 import duckdb
 from obs.reports.errors import ReportError
-from obs.reports.warehouse import connect, require_tables, table_names
+from obs.reports.warehouse import connect, require_tables, rows, table_names, unknown_run
 
 # Training metrics shown in section 2, in this order, and whether lower is better.
 TRAINING = (
@@ -48,12 +48,6 @@ def lower_is_better(metric: str) -> bool:
     or an error (``eval_loss``, ``train/loss``, ``val/error_rate``)."""
     name = metric.lower()
     return metric in LOWER_IS_BETTER or "loss" in name or "error" in name or "perplexity" in name
-
-
-def rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> list[dict]:
-    cursor = con.execute(sql, params or [])
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 def _finite(con: duckdb.DuckDBPyConnection, table: str) -> str:
@@ -109,11 +103,12 @@ def resolve_run(
             f"{warehouse}: {len(named)} runs are named '{run}' ({', '.join(named)}); "
             "give the run id"
         )
-    known = [r[0] for r in con.execute("select run_id from dim_runs order by 1").fetchall()]
-    shown = ", ".join(known[:10]) + (", ..." if len(known) > 10 else "") if known else "none"
-    raise ReportError(
-        f"{warehouse}: no run '{run}' (runs: {shown}); `obs runs` lists them, "
-        "`obs ingest metrics PATH` then `obs build` adds one"
+    known = [r[0] for r in con.execute("select run_id from dim_runs").fetchall()]
+    raise unknown_run(
+        warehouse,
+        run,
+        known,
+        hint="`obs runs` lists them, `obs ingest metrics PATH` then `obs build` adds one",
     )
 
 

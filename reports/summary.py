@@ -6,8 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from obs.reports.errors import ReportError
-from obs.reports.warehouse import connect, require_tables
+from obs.reports.warehouse import connect, require_tables, rows, unknown_run
 
 MARTS = ("fct_iteration_summary", "fct_prompt_learning", "dim_prompts")
 
@@ -31,12 +30,6 @@ class RunSummary:
     upsampling: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _rows(con: Any, sql: str, params: list[Any]) -> list[dict[str, Any]]:
-    cursor = con.execute(sql, params)
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-
-
 def load_summary(warehouse: Path, run: str | None = None, top: int = 10) -> list[RunSummary]:
     """One summary per run (only ``run`` when given), read from the built marts."""
     con = connect(warehouse)
@@ -50,8 +43,7 @@ def load_summary(warehouse: Path, run: str | None = None, top: int = 10) -> list
         ]
         if run is not None:
             if run not in runs:
-                known = ", ".join(runs) or "none"
-                raise ReportError(f"{warehouse}: no run '{run}' (runs: {known})")
+                raise unknown_run(warehouse, run, runs)
             runs = [run]
         return [_one_run(con, run_id, top) for run_id in runs]
     finally:
@@ -59,7 +51,7 @@ def load_summary(warehouse: Path, run: str | None = None, top: int = 10) -> list
 
 
 def _one_run(con: Any, run_id: str, top: int) -> RunSummary:
-    counts = _rows(
+    counts = rows(
         con,
         """
         select
@@ -72,7 +64,7 @@ def _one_run(con: Any, run_id: str, top: int) -> RunSummary:
         """,
         [run_id],
     )[0]
-    prompts = _rows(
+    prompts = rows(
         con,
         """
         select
@@ -89,7 +81,7 @@ def _one_run(con: Any, run_id: str, top: int) -> RunSummary:
         """,
         [run_id],
     )[0]
-    by_iteration = _rows(
+    by_iteration = rows(
         con,
         """
         select
@@ -101,7 +93,7 @@ def _one_run(con: Any, run_id: str, top: int) -> RunSummary:
         """,
         [run_id],
     )
-    upsampling = _rows(
+    upsampling = rows(
         con,
         """
         select

@@ -49,8 +49,8 @@ from obs.monitor.format import (
     function_std_key,
 )
 from obs.reports.errors import ReportError
-from obs.reports.runs import open_runs, resolve_run, rows
-from obs.reports.warehouse import require_tables
+from obs.reports.runs import open_runs, resolve_run
+from obs.reports.warehouse import require_tables, rows
 
 MISSING_WRITER = "obs export tensorboard needs tensorboardX: pip install tensorboardX"
 EVENT_PREFIX = "events.out.tfevents."

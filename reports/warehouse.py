@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import duckdb
 from obs.reports.errors import ReportError
+
+# How many runs a one-line error names before it says how many there are in all.
+RUNS_LISTED = 10
 
 
 def connect(warehouse: Path) -> duckdb.DuckDBPyConnection:
@@ -34,3 +39,37 @@ def require_tables(con: duckdb.DuckDBPyConnection, warehouse: Path, *names: str)
         raise ReportError(
             f"{warehouse}: marts {', '.join(missing)} are missing; run `obs build` first"
         )
+
+
+def rows(
+    con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """The result of ``sql`` as one dict per row, keyed by column name."""
+    cursor = con.execute(sql, params or [])
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def run_list(known: Iterable[str]) -> str:
+    """The runs ``known`` for a one-line error: sorted, the first ``RUNS_LISTED`` and how
+    many there are in all when there are more, ``none`` when there are none."""
+    names = sorted(set(known))
+    if not names:
+        return "none"
+    shown = ", ".join(names[:RUNS_LISTED])
+    if len(names) > RUNS_LISTED:
+        return f"{shown}, ... ({len(names)} in all)"
+    return shown
+
+
+def unknown_run(
+    warehouse: Path, run: str, known: Iterable[str], what: str = "runs", hint: str = ""
+) -> ReportError:
+    """The one-line error for a run the warehouse does not have:
+    ``<warehouse>: no run '<run>' (<what>: a, b, c)``, then ``; <hint>`` when given.
+
+    Raise what it returns (``raise unknown_run(...)``), so the caller's line shows in
+    tracebacks and type checkers see the branch end.
+    """
+    message = f"{warehouse}: no run '{run}' ({what}: {run_list(known)})"
+    return ReportError(f"{message}; {hint}" if hint else message)

@@ -6,6 +6,7 @@ no console or page error, and each tab must show its own charts when clicked.
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -286,3 +287,125 @@ def test_demo_agent_dashboard_draws_every_tab_offline(
 
 def test_browser_is_debians_chromium() -> None:
     assert shutil.which("chromium") == CHROMIUM
+
+
+# ---------------------------------------------------------------- colour scales and notes
+
+# One heatmap trace as drawn: its z (NaN as null), colour range and colour scale.
+HEATMAP = """
+([id, trace]) => {
+    const el = document.getElementById(id);
+    const data = el._fullData[trace];
+    const z = Array.from(data.z, row => Array.from(row, v => Number.isFinite(v) ? v : null));
+    return {
+        x: Array.from(data.x || []), z: z, zmin: data.zmin, zmax: data.zmax,
+        colorscale: data.colorscale.map(c => c[1].toLowerCase()),
+    };
+}
+"""
+
+
+def _heatmap(opened: Opened, chart: str, run: str, trace: int = 0) -> dict:
+    return opened.page.evaluate(HEATMAP, [f"{chart}__{run}", trace])
+
+
+def _values(z: list[list[float | None]]) -> list[float]:
+    return [v for row in z for v in row if v is not None]
+
+
+def _show_tab(opened: Opened, title: str) -> None:
+    opened.page.click(f"nav.tabs button:text-is('{title}')")
+    opened.page.wait_for_timeout(200)
+
+
+def test_demo_heatmap_colours_follow_the_data(dashboard_page: Opened) -> None:
+    """The demo's scores lie in 0..1: sequential (viridis) over the data's own range."""
+    for chart in ("prompt_dynamics_fi", "prompt_dynamics_vi", "prompt_dynamics_si"):
+        drawn = _heatmap(dashboard_page, chart, "demo")
+        values = _values(drawn["z"])
+        assert min(values) >= 0
+        assert drawn["zmin"] == pytest.approx(min(values)), chart
+        assert drawn["zmax"] == pytest.approx(max(values)), chart
+        assert drawn["colorscale"][0] == "#440154" and drawn["colorscale"][-1] == "#fde725"
+    _show_tab(dashboard_page, SECTIONS[2])
+    spread = _heatmap(dashboard_page, "exploration", "demo")
+    assert spread["zmin"] == 0 and spread["zmax"] == pytest.approx(max(_values(spread["z"])))
+    assert dashboard_page.errors == []
+
+
+def test_demo_interference_is_coloured_by_lift(
+    dashboard_page: Opened, demo: dict[str, Path]
+) -> None:
+    _show_tab(dashboard_page, SECTIONS[4])
+    drawn = _heatmap(dashboard_page, "instruction_interference", "demo")
+    con = duckdb.connect(str(demo["warehouse"]), read_only=True)
+    pairs = con.execute(
+        "select instruction_a, instruction_b, drawn_log2_lift, has_too_few_rollouts"
+        " from rpt_instruction_interference where run_id = 'demo'"
+    ).fetchall()
+    minimum = con.execute("select stuck_cell_min_samples from rpt_dashboard_settings").fetchone()
+    con.close()
+    names = drawn["x"]
+    coloured = [p for p in pairs if not p[3] and p[2] is not None]
+    assert coloured
+    for a, b, log2_lift, _ in coloured:
+        assert drawn["z"][names.index(a)][names.index(b)] == pytest.approx(log2_lift)
+    for a, b, _, few in pairs:
+        if few:
+            assert drawn["z"][names.index(a)][names.index(b)] is None
+    # diverging around a lift of 1 (log2 0): red below, blue above
+    assert drawn["zmin"] == pytest.approx(-drawn["zmax"])
+    assert drawn["colorscale"][0] == "#ca0020" and drawn["colorscale"][-1] == "#0571b0"
+    title = dashboard_page.page.text_content("#instruction_interference__demo .gtitle") or ""
+    assert f"grey: fewer than {minimum[0]} rollouts" in title
+    assert dashboard_page.errors == []
+
+
+def test_demo_plateau_axis_labels_powers_of_ten(dashboard_page: Opened) -> None:
+    _show_tab(dashboard_page, SECTIONS[1])
+    labels = dashboard_page.page.evaluate(
+        "() => Array.from(document.querySelectorAll('#plateau_detection__demo .ytick text'))"
+        ".map(t => t.textContent.replace(/\\u200b/g, ''))"
+    )
+    assert len(labels) >= 4, labels
+    # 1, or 10 to a negative power (plotly writes 10 and a superscript minus sign and
+    # exponent): no 2 and 5 between the decades, no SI suffix such as 100µ
+    assert all(re.fullmatch("1|10\u2212[0-9]", label) for label in labels), labels
+    assert dashboard_page.errors == []
+
+
+@pytest.fixture(scope="module")
+def trl_dashboard(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The dashboard of a TRL run: completions_1/_2.parquet, one negative reward column."""
+    from tests.integration.test_dashboard import write_trl_completions
+
+    root = tmp_path_factory.mktemp("browser_trl")
+    out = write_trl_completions(root / "trl-out")
+    base = ["--lake", root / "lake", "--warehouse", root / "obs.duckdb"]
+    run_cli([*base, "ingest", "rollouts", out, "--run", "trl", "-q"])
+    run_cli([*base, "build", "-q"])
+    page = root / "trl.html"
+    run_cli([*base, "render-dashboard", "--out", page])
+    return page
+
+
+def test_trl_dashboard_diverges_around_zero_and_notes_missing_components(
+    browser: object, trl_dashboard: Path
+) -> None:
+    for opened in _open(browser, trl_dashboard):
+        drawn = _heatmap(opened, "prompt_dynamics_fi", "trl")
+        values = _values(drawn["z"])
+        assert max(values) < 0  # every reward negative
+        # symmetric around 0, as wide as the largest |mean score|: not one flat colour
+        assert drawn["zmax"] == pytest.approx(max(abs(v) for v in values))
+        assert drawn["zmin"] == pytest.approx(-drawn["zmax"])
+        assert drawn["colorscale"][0] == "#ca0020"
+        plots = {p["id"]: p for p in opened.page.evaluate(DRAWN)}
+        for chart, part in (("prompt_dynamics_vi", "(V_i)"), ("prompt_dynamics_si", "(S_i)")):
+            assert plots[f"{chart}__trl"]["drawn"] and plots[f"{chart}__trl"]["traces"] == 0
+            note = opened.page.text_content(f"#{chart}__trl g.annotation-text-g") or ""
+            assert note.startswith("No data: this run's rollouts carry no") and part in note
+            # no empty axes beside the note
+            ticks = opened.page.query_selector_all(f"#{chart}__trl .xtick, #{chart}__trl .ytick")
+            assert ticks == []
+        assert opened.errors == [] and opened.refused == []

@@ -14,17 +14,21 @@ Prompts sorted by first success: B (0), A (1), C (2).
 
 from __future__ import annotations
 
+import colorsys
 import io
 import math
 import shutil
 import struct
 from pathlib import Path
 
+import duckdb
 import numpy as np
+import pandas as pd
+import plotly.colors
 import plotly.graph_objects as go
 import pytest
 from obs.reports import TrainingDashboard
-from obs.reports.figures import CHARTS
+from obs.reports.figures import CHARTS, DIVERGING, NO_VALUE, PLATEAUED, SOLVED_SCALE
 
 from tests.conftest import DATA, run_cli
 from tests.conftest import SMALL_A as A
@@ -98,7 +102,7 @@ def test_forgetting_heatmap_puts_the_forgetful_prompt_first(
 ) -> None:
     figure = charts["forgetting_analysis"]
     labels = [str(y) for y in figure.data[0].y]
-    assert labels[0].startswith(_hash(A)) and labels[0].endswith("(1 drops)")
+    assert labels[0].startswith(_hash(A)) and labels[0].endswith("(1 drop)")
     assert list(figure.data[0].x) == [1.0, 2.0]
     rows = _rows(figure)
     assert _same(rows[_hash(A)], [1.0, -1.0])
@@ -141,7 +145,7 @@ def test_sample_efficiency_and_plateau(charts: dict[str, go.Figure]) -> None:
     # only A and B have a full window; B is flat (drawn at the floor) and plateaued
     drawn = dict(zip([x.split()[0] for x in plateau.x], plateau.y, strict=True))
     assert drawn[_hash(B)] == pytest.approx(1e-6)
-    assert plateau.marker.color[0] == "#d73027"
+    assert plateau.marker.color[0] == PLATEAUED
 
 
 def test_charts_without_their_columns_say_so(charts: dict[str, go.Figure]) -> None:
@@ -226,3 +230,206 @@ def test_png_export_through_system_chromium(small: dict, tmp_path: Path) -> None
     assert _png_size(path) == (1200, 420)
     assert path.stat().st_size > 10_000  # a drawn heatmap, not a blank canvas
     assert list(tmp_path.iterdir()) == [path]
+
+
+# ---------------------------------------------------------------- colour scales and notes
+
+TRL_PROMPTS = [f"Question {i}: what is {i} + {i}?" for i in range(6)]
+
+
+def write_trl_completions(output_dir: Path) -> Path:
+    """A TRL GRPOTrainer output: completions/completions_1.parquet and _2.parquet, one
+    reward column, every reward negative (-0.475 .. -0.275), no V_i or S_i."""
+    folder = output_dir / "completions"
+    folder.mkdir(parents=True)
+    for step in (1, 2):
+        rows = [
+            {
+                "step": step,
+                "prompt": prompt,
+                "completion": f"answer {k}",
+                "accuracy_reward": -0.475 + 0.05 * ((p + k + step) % 5),
+            }
+            for p, prompt in enumerate(TRL_PROMPTS)
+            for k in range(4)
+        ]
+        pd.DataFrame(rows).to_parquet(folder / f"completions_{step}.parquet")
+    return output_dir
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The small run and a TRL run, built with stuck_cell_min_samples set to 2."""
+    root = tmp_path_factory.mktemp("dashboard_trl")
+    dumps = root / "ifeval_small"
+    shutil.copytree(DATA / "ifeval_small", dumps)
+    base = ["--lake", root / "lake", "--warehouse", root / "obs.duckdb"]
+    run_cli([*base, "ingest", "rollouts", dumps, "--run", "small", "-q"])
+    trl = write_trl_completions(root / "trl-out")
+    run_cli([*base, "ingest", "rollouts", trl, "--run", "trl", "-q"])
+    run_cli([*base, "build", "-q", "--vars", "{stuck_cell_min_samples: 2}"])
+    return {"warehouse": root / "obs.duckdb", "base": base}
+
+
+@pytest.fixture(scope="module")
+def trl_charts(mixed: dict) -> dict[str, go.Figure]:
+    return TrainingDashboard(warehouse=mixed["warehouse"], run="trl").generate_all_charts()
+
+
+def _z(trace: object) -> np.ndarray:
+    z = np.asarray(trace.z, dtype=float)
+    return z[np.isfinite(z)]
+
+
+def _scale(trace: object) -> list[str]:
+    return [str(colour).lower() for _, colour in trace.colorscale]
+
+
+VIRIDIS = [c.lower() for c in plotly.colors.sequential.Viridis]
+
+
+def test_score_heatmap_diverges_around_zero_for_negative_rewards(
+    trl_charts: dict[str, go.Figure],
+) -> None:
+    trace = trl_charts["prompt_dynamics_fi"].data[0]
+    z = _z(trace)
+    assert z.max() < 0 and z.min() >= -0.475  # the TRL run's mean scores
+    # symmetric around 0, as wide as the data: not a fixed 0..1 that paints one colour
+    assert trace.zmax == pytest.approx(abs(z).max())
+    assert trace.zmin == pytest.approx(-trace.zmax)
+    assert _scale(trace) == [c.lower() for _, c in DIVERGING]
+
+
+def test_score_heatmaps_are_sequential_over_the_data_range(
+    charts: dict[str, go.Figure],
+) -> None:
+    for name in ("prompt_dynamics_fi", "instruction_types"):
+        trace = charts[name].data[0]
+        z = _z(trace)
+        assert (trace.zmin, trace.zmax) == (pytest.approx(z.min()), pytest.approx(z.max())), name
+        assert _scale(trace) == VIRIDIS, name
+    # the spread from 0 (no gradient) to the largest spread
+    spread = charts["exploration"].data[0]
+    assert spread.zmin == 0 and spread.zmax == pytest.approx(math.sqrt(0.125))
+    # solved or not: two colours over 0..1, named on the colour bar
+    solved = charts["prompt_accuracy"]
+    assert (solved.data[0].zmin, solved.data[0].zmax) == (0, 1)
+    assert [c for _, c in solved.data[0].colorscale] == [c for _, c in SOLVED_SCALE]
+    assert list(solved.data[0].colorbar.ticktext) == ["not solved", "solved"]
+    assert "a score of at least 0.5" in solved.layout.title.text
+
+
+@pytest.mark.parametrize(
+    ("name", "component"), [("prompt_dynamics_vi", "(V_i)"), ("prompt_dynamics_si", "(S_i)")]
+)
+@pytest.mark.parametrize("run", ["trl", "small"])
+def test_component_heatmaps_without_the_field_say_so(
+    charts: dict[str, go.Figure],
+    trl_charts: dict[str, go.Figure],
+    run: str,
+    name: str,
+    component: str,
+) -> None:
+    figure = (trl_charts if run == "trl" else charts)[name]
+    assert figure.data == ()
+    note = figure.layout.annotations[0].text
+    assert note.startswith("No data: this run's rollouts carry no")
+    assert component in note
+    assert not figure.layout.xaxis.visible and not figure.layout.yaxis.visible
+
+
+def _hues(figure: go.Figure) -> set[str]:
+    """'red' and 'green' for the saturated colours of a figure's scales, markers and fills."""
+    found: set[str] = set()
+    colours: list[str] = []
+    for trace in figure.data:
+        if "colorscale" in trace and trace.colorscale:
+            colours += [c for _, c in trace.colorscale]
+        marker = getattr(trace, "marker", None)
+        if marker is not None and marker.color is not None and "colorscale" in marker:
+            if marker.colorscale:
+                colours += [c for _, c in marker.colorscale]
+            if isinstance(marker.color, str):
+                colours.append(marker.color)
+            elif isinstance(marker.color[0], str):
+                colours += list(marker.color)
+        if isinstance(trace, go.Table):
+            colours += [c for column in trace.cells.fill.color for c in column]
+    for colour in colours:
+        text = str(colour)
+        rgb = plotly.colors.hex_to_rgb(text) if text.startswith("#") else None
+        if rgb is None:
+            rgb = plotly.colors.unlabel_rgb(text)
+        hue, lightness, saturation = colorsys.rgb_to_hls(*(v / 255 for v in rgb))
+        if saturation < 0.4 or not 0.15 < lightness < 0.85:
+            continue
+        degrees = hue * 360
+        if degrees < 15 or degrees > 345:
+            found.add("red")
+        elif 85 < degrees < 150:
+            found.add("green")
+    return found
+
+
+@pytest.mark.parametrize("run", ["small", "trl"])
+def test_no_chart_sets_red_against_green(
+    charts: dict[str, go.Figure], trl_charts: dict[str, go.Figure], run: str
+) -> None:
+    for name, figure in (charts if run == "small" else trl_charts).items():
+        assert _hues(figure) != {"red", "green"}, name
+
+
+def test_plateau_axis_labels_only_powers_of_ten(charts: dict[str, go.Figure]) -> None:
+    axis = charts["plateau_detection"].layout.yaxis
+    assert axis.type == "log"
+    assert axis.dtick == 1  # a tick a decade, none at 2 and 5 between
+    assert axis.exponentformat == "power"
+    # the axis starts a decade below the floor: the flat prompt's bar shows
+    assert axis.range[0] == pytest.approx(-7)
+
+
+def _pair_cell(figure: go.Figure, a: str, b: str) -> tuple[int, int]:
+    names = list(figure.data[0].x)
+    return names.index(b), names.index(a)
+
+
+PAIR = ("detectable_format:json_format", "startend:end_checker")
+
+
+def test_interference_greys_pairs_with_too_few_rollouts(charts: dict[str, go.Figure]) -> None:
+    figure = charts["instruction_interference"]
+    lift, grey = figure.data
+    row, col = _pair_cell(figure, *PAIR)
+    # C's pair has 4 rollouts, below the default stuck_cell_min_samples (20): grey
+    assert math.isnan(np.asarray(lift.z, dtype=float)[row][col])
+    assert grey.z[row][col] == 1
+    assert [c for _, c in grey.colorscale] == [NO_VALUE, NO_VALUE]
+    assert "grey: fewer than 20 rollouts" in figure.layout.title.text
+    hover = lift.customdata[row][col]
+    assert "n 4 rollouts" in hover and "joint success" in hover and "expected" in hover
+
+
+def test_interference_colours_lift_with_the_builds_threshold(mixed: dict) -> None:
+    """Built with stuck_cell_min_samples 2: C's pair (4 rollouts) is coloured by its lift."""
+    figure = TrainingDashboard(warehouse=mixed["warehouse"], run="small").generate_all_charts()[
+        "instruction_interference"
+    ]
+    con = duckdb.connect(str(mixed["warehouse"]), read_only=True)
+    lift, expected, joint = con.execute(
+        "select lift, expected_joint_rate, joint_success_rate from fct_instruction_pairs"
+        " where run_id = 'small' and instruction_a = ? and instruction_b = ?",
+        list(PAIR),
+    ).fetchone()
+    con.close()
+    trace = figure.data[0]
+    row, col = _pair_cell(figure, *PAIR)
+    assert trace.z[row][col] == pytest.approx(math.log2(max(lift, 1 / 16)))
+    assert trace.z[col][row] == trace.z[row][col]  # symmetric
+    assert math.isnan(np.asarray(figure.data[1].z, dtype=float)[row][col])
+    # diverging around a lift of 1 (log2 = 0), as wide as the data
+    assert trace.zmin == pytest.approx(-trace.zmax)
+    assert _scale(trace) == [c.lower() for _, c in DIVERGING]
+    hover = trace.customdata[row][col]
+    assert f"lift {lift:.2f}" in hover
+    assert f"joint success {joint:.1%} (expected {expected:.1%})" in hover
+    assert "grey: fewer than 2 rollouts" in figure.layout.title.text

@@ -1,6 +1,6 @@
 """A GSM8K rollout table scored at ingest, built, and exported; files read back.
 
-Six problems at iteration 0 (data_idx 0..5), answers scored by the built-in
+Six problems at iteration 3 (data_idx 0..5), answers scored by the built-in
 gsm8k reward. Correct samples per problem, by hand:
 
     data_idx  samples  correct  pass_rate  mean@5  pass_rate bucket  percentile bucket
@@ -12,6 +12,11 @@ gsm8k reward. Correct samples per problem, by hand:
     5         1        1        1.0        1.0     very_easy         easy
 
 mean@5 sorted: 0, .25, .5, .75, 1, 1 -> continuous quartiles .3125, .625, .9375.
+
+A seventh problem (data_idx 6) came earlier, at iterations 0, 1 and 2, and both
+its samples were right every time: no GRPO signal for the last three
+(dead_prompt_streak) of its iterations, so it is stuck solved, the only such
+prompt. It is not in iteration 3, so the bucket files do not see it.
 """
 
 from __future__ import annotations
@@ -27,27 +32,32 @@ from tests.conftest import run_cli
 
 pytestmark = pytest.mark.integration
 
+LAST = 3  # the iteration of problems 0..5
 CORRECT = {0: 4, 1: 3, 2: 1, 3: 0, 4: 2, 5: 1}
 SAMPLES = {0: 4, 1: 4, 2: 4, 3: 4, 4: 4, 5: 1}
+STUCK_SOLVED = 6  # two samples, both right, at iterations 0, 1 and 2
+
+
+def _rows(problem: int, iteration: int, samples: int, correct: int) -> list[dict]:
+    truth = 10 + problem
+    return [
+        {
+            "prompt": f"Problem {problem}: what is 10 + {problem}?",
+            "response": f"So the total is {truth}." if sample < correct else f"#### {truth + 1}",
+            "data_idx": problem,
+            "sample_idx": sample,
+            "iteration": iteration,
+            "original_question": f"what is 10 + {problem}?",
+            "original_answer": f"10 + {problem} = {truth}\n#### {truth}",
+        }
+        for sample in range(samples)
+    ]
 
 
 def _table(path: Path) -> Path:
-    rows = []
+    rows = [row for it in range(LAST) for row in _rows(STUCK_SOLVED, it, 2, 2)]
     for problem, samples in SAMPLES.items():
-        truth = 10 + problem
-        for sample in range(samples):
-            right = sample < CORRECT[problem]
-            answer = f"So the total is {truth}." if right else f"#### {truth + 1}"
-            rows.append(
-                {
-                    "prompt": f"Problem {problem}: what is 10 + {problem}?",
-                    "response": answer,
-                    "data_idx": problem,
-                    "sample_idx": sample,
-                    "original_question": f"what is 10 + {problem}?",
-                    "original_answer": f"10 + {problem} = {truth}\n#### {truth}",
-                }
-            )
+        rows += _rows(problem, LAST, samples, CORRECT[problem])
     pq.write_table(pa.Table.from_pylist(rows), path)
     return path
 
@@ -65,14 +75,12 @@ def gsm8k(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             table,
             "--run",
             "gsm",
-            "--iteration",
-            "0",
             "--reward",
             "gsm8k",
             "-q",
         ]
     )
-    assert "21 rows landed, 0 rejected" in landed.stdout
+    assert "27 rows landed, 0 rejected" in landed.stdout
     run_cli([*base, "build"])
     return {"root": root, "base": base}  # type: ignore[dict-item]
 
@@ -139,7 +147,7 @@ def test_export_buckets_percentile_ties_share_bucket(gsm8k: dict, tmp_path: Path
             "--run",
             "gsm",
             "--iteration",
-            "0",
+            "3",
             "--strategy",
             "percentile",
             "--output-dir",
@@ -166,34 +174,50 @@ def test_export_buckets_unknown_iteration_is_one_line(gsm8k: dict, tmp_path: Pat
             "--run",
             "gsm",
             "--iteration",
-            "3",
+            "4",
             "--output-dir",
             tmp_path,
         ],
         exit_code=1,
     )
-    assert result.stderr.endswith("run 'gsm' has no iteration 3 (it has 0..0)\n")
+    assert result.stderr.endswith("run 'gsm' has no iteration 4 (it has 0..3)\n")
 
 
 @pytest.mark.parametrize(
-    ("mode", "expected_rows"),
-    [("upsample", 6), ("order", 6), ("drop-solved", 6)],
+    ("mode", "kept", "dropped"),
+    [
+        ("upsample", [0, 1, 2, 3, 4, 5, STUCK_SOLVED], 0),
+        ("order", [0, 1, 2, 3, 4, 5, STUCK_SOLVED], 0),
+        ("drop-solved", [0, 1, 2, 3, 4, 5], 1),
+    ],
 )
 def test_export_curriculum_modes(
-    gsm8k: dict, tmp_path: Path, mode: str, expected_rows: int
+    gsm8k: dict, tmp_path: Path, mode: str, kept: list[int], dropped: int
 ) -> None:
     out = tmp_path / "next.parquet"
-    run_cli([*gsm8k["base"], "export", "curriculum", "--run", "gsm", "--out", out, "--mode", mode])
+    result = run_cli(
+        [*gsm8k["base"], "export", "curriculum", "--run", "gsm", "--out", out, "--mode", mode]
+    )
+    assert result.stderr == f"{len(kept)} prompts written ({dropped} dropped), mode {mode}\n"
     rows = pq.read_table(out).to_pylist()
-    assert len(rows) == expected_rows
     by_problem = {r["data_idx"]: r for r in rows}
+    assert len(rows) == len(by_problem) and sorted(by_problem) == kept
     assert by_problem[3]["prompt"] == "Problem 3: what is 10 + 3?"
     if mode == "upsample":
         # One iteration: slope null (0), no forgetting; weight = 1 + (1 - final) * 2.
         assert by_problem[3]["weight"] == 3.0 and by_problem[0]["weight"] == 1.0
         assert by_problem[2]["weight"] == pytest.approx(1 + 0.75 * 2)
         assert by_problem[3]["reason"].startswith("priority high")
+        # Final 1, flat slope, no forgetting: score 0, weight 1, halved when stuck solved.
+        assert by_problem[STUCK_SOLVED]["weight"] == 0.5
+        assert by_problem[STUCK_SOLVED]["reason"] == (
+            "priority low: final 0.00 + slope 0.00 + forgetting 0.00; stuck solved"
+        )
     if mode == "order":
         order = [r["data_idx"] for r in sorted(rows, key=lambda r: r["order"])]
-        assert order[:2] in ([0, 5], [5, 0]) and order[-1] == 3
-        assert order[2:5] == [1, 4, 2]
+        assert sorted(order[:3]) == [0, 5, STUCK_SOLVED] and order[-1] == 3
+        assert order[3:6] == [1, 4, 2]
+    if mode == "drop-solved":
+        # Only the stuck-solved prompt goes; every other keeps weight 1 and says why.
+        assert [r["weight"] for r in rows] == [1.0] * 6
+        assert {r["reason"] for r in rows} == {"kept: still gives signal"}

@@ -79,13 +79,21 @@ def test_prompt_iteration_matches_hand_computed(built: dict[str, Path]) -> None:
         built["warehouse"],
         "select * from fct_prompt_iteration where run_id = 'small' order by iteration",
     )
-    assert len(rows) == 8  # A and B at 0..2, C at 1..2
-    it = {(r["iteration"], k): r for k, r in ((n, r) for r in rows for n in [None])}
-    cells = {}
-    for row in rows:
-        cells[(row["iteration"], _by_prompt([row]).popitem()[0])] = row
+    cells = {(row["iteration"], *_by_prompt([row])): row for row in rows}
+    # The grain: one row per iteration and prompt (A and B at 0..2, C at 1..2), with
+    # each group's mean score worked out by hand from the docstring's table.
+    assert len(rows) == len(cells)
+    assert {cell: row["mean_score"] for cell, row in cells.items()} == {
+        (0, "A"): 0.25,
+        (1, "A"): 0.75,
+        (2, "A"): 0.0,
+        (0, "B"): 1.0,
+        (1, "B"): 1.0,
+        (2, "B"): 1.0,
+        (1, "C"): 0.375,
+        (2, "C"): 0.75,
+    }
     a0, a1, a2 = cells[(0, "A")], cells[(1, "A")], cells[(2, "A")]
-    assert it  # built above only to keep the grain visible in failures
     assert (a0["n_samples"], a0["mean_score"], a0["min_score"], a0["max_score"]) == (
         2,
         0.25,

@@ -80,16 +80,76 @@ def test_meta_only_staging_reads_sources(manifest: dict) -> None:
     assert offenders == []
 
 
+def _has_logic(sql: str) -> bool:
+    """A CASE expression or a window function (STYLE.md §4: models with CASE or window
+    logic get unit tests), read from the model's own SQL without comments or string
+    literals; logic inside a macro is tested with the macro's callers' unit tests."""
+    code = re.sub(r"\{#.*?#\}|--[^\n]*|'[^']*'", " ", sql, flags=re.DOTALL).lower()
+    return bool(re.search(r"\bcase\b|\bover\s*\(", code))
+
+
+def _needing_unit_tests(manifest: dict) -> set[str]:
+    """Intermediate and mart SQL models with logic (Python models cannot be unit tested)."""
+    return {
+        m["name"]
+        for m in _models(manifest)
+        if m["language"] == "sql"
+        and m["original_file_path"].startswith(("models/intermediate/", "models/marts/"))
+        and _has_logic(m["raw_code"])
+    }
+
+
+# Debt, not an exemption: models with CASE or window logic and no unit test yet
+# (their numbers are checked, if at all, only end to end by the integration tests
+# of their marts). Only shrink this list: the test fails when an entry gets a unit
+# test or loses its logic, so a fixed entry must be removed.
+UNTESTED_LOGIC = {
+    "int_agent_rollouts",
+    "int_reward_function_coverage",
+    "int_reward_function_runs",
+    "int_reward_hacking_points",
+    "int_reward_logged",
+    "int_reward_sample_steps",
+    "int_reward_samples",
+    "int_rollouts_scored",
+    "fct_eval_steps",
+    "fct_group_summary",
+    "fct_turn_summary",
+    "fct_instruction_iteration",
+    "dim_prompts",
+    "fct_alerts",
+    "fct_reward_anomalies",
+    "fct_reward_correlations",
+    "fct_reward_function_importance",
+    "fct_reward_function_quality",
+    "fct_reward_function_steps",
+    "fct_reward_hacking",
+    "fct_reward_quality",
+    "fct_reward_steps",
+    "fct_vi_si_points",
+    "fct_eval_results",
+    "fct_league",
+    "fct_run_config",
+}
+
+
 def test_meta_models_with_logic_have_unit_tests(manifest: dict) -> None:
     tested = {
-        node["depends_on"]["nodes"][0]
+        node["depends_on"]["nodes"][0].removeprefix("model.obs.")
         for node in manifest.get("unit_tests", {}).values()
         if node["depends_on"]["nodes"]
     }
-    needing = {"fct_prompt_iteration", "fct_prompt_learning", "fct_forgetting_events"}
-    untested = [m["name"] for m in _models(manifest) if m["name"] in needing]
-    untested = [n for n in untested if f"model.obs.{n}" not in tested]
-    assert untested == []
+    needing = _needing_unit_tests(manifest)
+    # The rule finds the models whose logic the unit tests were written for.
+    assert {
+        "fct_prompt_iteration",
+        "fct_prompt_learning",
+        "fct_forgetting_events",
+        "fct_curriculum",
+    } <= needing & tested
+    assert sorted(needing - tested - UNTESTED_LOGIC) == []
+    # The allow-list holds only real debt: each entry still has logic and no unit test.
+    assert sorted(UNTESTED_LOGIC - (needing - tested)) == []
 
 
 def test_meta_project_dir_is_the_checkout() -> None:

@@ -17,9 +17,12 @@ factored as (
         is_plateau,
         is_stuck_solved,
         is_stuck_failed,
-        (1 - final_score) * 2 as final_score_factor,
-        0.0 - coalesce(learning_rate, 0) as learning_rate_factor,
-        num_forgetting_events * 0.5 as forgetting_factor
+        {{ upsampling_factor('final_score', 'final_score') }}
+            as final_score_factor,
+        {{ upsampling_factor('learning_rate', 'learning_rate') }}
+            as learning_rate_factor,
+        {{ upsampling_factor('forgetting', 'num_forgetting_events') }}
+            as forgetting_factor
     from fct_prompt_learning
 ),
 

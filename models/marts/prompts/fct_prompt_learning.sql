@@ -108,9 +108,10 @@ final as (
         final_score,
         final_strict_acc,
         zero_variance_streak,
-        (1 - final_score) * 2
-        + (-coalesce(learning_rate, 0)) * 1
-        + num_forgetting_events * 0.5 as upsampling_score,
+        {{ upsampling_factor('final_score', 'final_score') }}
+        + {{ upsampling_factor('learning_rate', 'learning_rate') }}
+        + {{ upsampling_factor('forgetting', 'num_forgetting_events') }}
+            as upsampling_score,
 
         ---------- booleans
         first_success_iter is not null as is_learned,
