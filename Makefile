@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 WANDB_WRITERS := 0.19.11 0.31.0
 
-.PHONY: install browser demo test test-fast lint bench clean
+.PHONY: install browser demo test test-fast lint typecheck bench clean
 
 install: $(STAMP)
 
@@ -34,8 +34,8 @@ $(CHROMIUM):
 demo: install
 	$(BIN)/obs demo
 
-# The linters first (seconds), then the suite.
-test: install browser lint
+# The linters and the type checker first (seconds), then the suite.
+test: install browser lint typecheck
 	$(BIN)/python -m pytest
 
 test-fast: install
@@ -44,6 +44,14 @@ test-fast: install
 lint: install
 	$(BIN)/ruff check ingest reports cli tests bench monitor
 	$(BIN)/ruff format --check ingest reports cli tests bench monitor
+
+# mypy on the import names (obs.ingest, ...): a folder of links maps them onto the checkout.
+TYPECHECK := $(VENV)/typecheck
+typecheck: install
+	rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)/obs
+	for p in ingest reports cli monitor; do ln -s $(CURDIR)/$$p $(TYPECHECK)/obs/$$p; done
+	cd $(TYPECHECK) && $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml \
+		-p obs.ingest -p obs.reports -p obs.cli -p obs.monitor
 
 bench: install
 	$(BIN)/python bench/run.py

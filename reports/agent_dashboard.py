@@ -269,7 +269,11 @@ def _tiles(summary: dict[str, Any], evals: bool, groups: bool) -> list[dict[str,
             {"label": f"Eval accuracy{at_step}", "value": _pct(get("accuracy"))},
             {
                 "label": f"Accuracy change{since}",
-                "value": f"{float(change) * 100:+.1f} pts" if _known(change) else "-",
+                "value": (
+                    f"{float(change) * 100:+.1f} pts"
+                    if change is not None and _known(change)
+                    else "-"
+                ),
             },
         ]
         if _known(get("baseline_accuracy")):

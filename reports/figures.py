@@ -946,7 +946,8 @@ def as_strings(value: object) -> list[str]:
     """A VARCHAR[] cell as a Python list (null: empty)."""
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return []
-    return [str(v) for v in value]
+    # (a list or a numpy array)
+    return [str(v) for v in value]  # type: ignore[attr-defined]
 
 
 def _panel_note(figure: go.Figure, row: int, col: int, text: str) -> None:

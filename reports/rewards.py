@@ -121,7 +121,8 @@ def _resolve(
 def _alerts_where(run_id: str | None, level: str, since_step: int | None) -> tuple[str, list[Any]]:
     if level not in LEVELS:
         raise ReportError(f"unknown alert level '{level}' (levels: {', '.join(LEVELS)})")
-    where, params = ["level_rank >= ?"], [LEVELS.index(level) + 1]
+    where: list[str] = ["level_rank >= ?"]
+    params: list[Any] = [LEVELS.index(level) + 1]
     if run_id is not None:
         where.append("run_id = ?")
         params.append(run_id)

@@ -339,7 +339,7 @@ def _section_chart(
         if section.title == "Prefix cache":
             _mark_warmup(figure, series["cache_hit_rate"], settings)
         figure.update_layout(yaxis_title=chart.axis)
-        places: dict[str, dict[str, int]] = {name: {} for name in series}  # one panel
+        places = {name: {} for name in series}  # one panel
     _mark_findings(figure, found, places)
     return Drawn(figure, use_for=_use_for(section.title, settings))
 
@@ -466,7 +466,8 @@ def write_run_report(warehouse: Path, analysis: Analysis, out: Path) -> Path:
         findings = next((s.data or [] for s in analysis.sections if s.title.startswith("Find")), [])
         if "fct_run_findings" in present:
             findings = _with_signals(con, analysis.run_id, findings)
-        charts, missing = [], []
+        charts: list[Any] = []
+        missing: list[Any] = []
         for section in analysis.sections:
             drawn = _section_chart(con, analysis.run_id, section, findings, present, settings)
             if drawn is not None and drawn.figure is not None:

@@ -295,7 +295,9 @@ def _training(con: duckdb.DuckDBPyConnection, run_id: str) -> Section:
     return Section(2, "Training metrics", data, "" if data else "no loss, KL or reward logged")
 
 
-def _one(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> dict[str, Any] | None:
+def _one(
+    con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | dict[str, Any]
+) -> dict[str, Any] | None:
     found = rows(con, sql, params)
     return found[0] if found else None
 

@@ -121,22 +121,22 @@ def _section_body(section: Section, markdown: bool) -> list[str]:
         ]
         return make(headers, body)
     if section.title == "Compare with similar runs":
-        lines: list[str] = []
+        compared: list[str] = []
         for other in data:
-            lines.append(
+            compared.append(
                 f"{other['run_id']}: {other['same_config_values']} config values in common"
             )
             diffs = other["config_differences"]
             if diffs:
-                lines.append("")
-                lines += make(
+                compared.append("")
+                compared += make(
                     ["config key", *diffs[0]["values"].keys()],
                     [[d["key"], *d["values"].values()] for d in diffs[:12]],
                 )
-                lines.append("")  # two tables: a blank line keeps Markdown from merging them
-            lines += _metric_lines(other["metrics"], markdown)
-            lines.append("")
-        return lines
+                compared.append("")  # two tables: a blank line keeps Markdown from merging them
+            compared += _metric_lines(other["metrics"], markdown)
+            compared.append("")
+        return compared
     if section.title == "Findings and hypotheses":
         return finding_lines(data, markdown)
     if isinstance(data, dict):
