@@ -9,9 +9,15 @@ from typing import TextIO
 
 import pandas as pd
 import plotly.graph_objects as go
+from obs.reports.figures import themed
 from obs.reports.render import Dashboard, load_dashboard, render_dashboard
 from obs.reports.summary import format_summary, load_summary
 from obs.reports.warehouse import connect
+
+
+def _themed(charts: dict[str, go.Figure]) -> dict[str, go.Figure]:
+    """Copies with the dashboards' look set, ready for ``fig.show()``."""
+    return {name: themed(go.Figure(figure)) for name, figure in charts.items()}
 
 
 class TrainingDashboard:
@@ -20,6 +26,7 @@ class TrainingDashboard:
     >>> dashboard = TrainingDashboard(warehouse="warehouse/obs.duckdb", run="demo")
     >>> dashboard.print_summary_statistics()
     >>> figures = dashboard.generate_all_charts()      # name -> plotly Figure
+    >>> compared = TrainingDashboard(warehouse="warehouse/obs.duckdb").generate_comparison_charts()
     >>> dashboard.save_combined_dashboard("dashboard.html")
     >>> dashboard.save_reward_dashboard("rewards.html")  # reward monitoring alone
     >>> dashboard.save_agent_dashboard("agent.html")  # a multi-turn agent's run alone
@@ -80,7 +87,12 @@ class TrainingDashboard:
 
     def generate_all_charts(self) -> dict[str, go.Figure]:
         """The fourteen figures, by chart name (the first run's, if several)."""
-        return dict(self._load().runs[0].figures)
+        return _themed(self._load().runs[0].figures)
+
+    def generate_comparison_charts(self) -> dict[str, go.Figure]:
+        """The run comparison figures, by chart name: empty unless two or more of the
+        chosen runs have rollouts (``run=None`` chooses every run)."""
+        return _themed(self._load().comparison)
 
     def save_combined_dashboard(self, path: str | Path, plotlyjs: str = "inline") -> Path:
         """Write the self-contained HTML dashboard and return its path."""
@@ -94,7 +106,7 @@ class TrainingDashboard:
         from obs.reports.reward_dashboard import load_reward_dashboard
 
         rewards = load_reward_dashboard(self.warehouse, [self.run] if self.run else None)
-        return dict(rewards.runs[0].figures) if rewards.runs else {}
+        return _themed(rewards.runs[0].figures) if rewards.runs else {}
 
     def generate_agent_charts(self) -> dict[str, go.Figure]:
         """The agentic run figures, by name (the first run with agent data, if several).
@@ -104,7 +116,7 @@ class TrainingDashboard:
         from obs.reports.agent_dashboard import load_agent_dashboard
 
         agent = load_agent_dashboard(self.warehouse, [self.run] if self.run else None)
-        return dict(agent.runs[0].figures) if agent.runs else {}
+        return _themed(agent.runs[0].figures) if agent.runs else {}
 
     def save_agent_dashboard(self, path: str | Path, plotlyjs: str = "inline") -> Path:
         """Write the agentic run page (a "no agentic data" page when there is none)."""

@@ -9,6 +9,7 @@ from disk with no network (``plotlyjs="cdn"`` links it instead).
 from __future__ import annotations
 
 import functools
+import json
 import os
 import shutil
 from collections.abc import Sequence
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import pandas as pd
 import plotly.graph_objects as go
+import plotly.io as pio
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 from obs.reports import figures
@@ -61,6 +63,8 @@ QUERIES = (
     "vi_si",
     "interference",
 )
+# The run comparison's queries (two or more runs with rollouts).
+COMPARE_QUERIES = ("compare_iterations", "compare_prompts", "compare_instructions")
 HEATMAP_ROWS = 200  # prompts in each prompt heatmap: the most informative
 SCATTER_POINTS = 3000  # points in each scatter (sample efficiency, V_i vs S_i)
 PLATEAU_BARS = 300  # prompts in the plateau chart: the lowest recent variance
@@ -77,11 +81,19 @@ PLOTLY_CDN = f"https://cdn.plot.ly/plotly-{get_plotlyjs_version()}.min.js"
 
 @dataclass(frozen=True)
 class RunCharts:
-    """The fourteen figures of one run, and its header numbers."""
+    """The fourteen figures of one run, and its header numbers.
+
+    A run with no rollouts (one known from its reward monitor, eval files or
+    console log only) has neither: its rollout tabs say so.
+    """
 
     run_id: str
     header: dict[str, Any]
     figures: dict[str, go.Figure]
+
+    @property
+    def has_rollouts(self) -> bool:
+        return bool(self.figures)
 
 
 @dataclass
@@ -93,6 +105,12 @@ class Dashboard:
     rewards: list[RewardRun] = field(default_factory=list)
     # The agentic run sections of the runs with agent data: more extra tabs.
     agents: list[AgentRun] = field(default_factory=list)
+    # With two or more runs with rollouts: the run comparison charts (first tab).
+    comparison: dict[str, go.Figure] = field(default_factory=dict)
+
+    @property
+    def run_ids(self) -> list[str]:
+        return [run.run_id for run in self.runs]
 
 
 def _fmt_int(value: Any) -> str:
@@ -120,7 +138,14 @@ def environment() -> Environment:
     env.filters["fmt_pct"] = _fmt_pct
     env.filters["fmt_num"] = _fmt_num
     env.globals["advantage_origins"] = list(figures.ADVANTAGE_ORIGINS)
+    env.globals["plotly_theme"] = _theme_json()
     return env
+
+
+def _theme_json() -> Markup:
+    """The charts' Plotly template as JSON, embedded once per page (see figures.THEME)."""
+    template = pio.templates[figures.THEME].to_plotly_json()
+    return Markup(json.dumps(template, separators=(",", ":")).replace("</", "<\\/"))
 
 
 def _query(name: str) -> str:
@@ -153,21 +178,33 @@ def load_dashboard(
     con = connect(warehouse)
     try:
         require_tables(con, warehouse, *MARTS)
-        known = [
-            r[0]
+        with_rollouts = [
+            str(r[0])
             for r in con.execute(
                 "select distinct run_id from fct_iteration_summary order by 1"
             ).fetchall()
         ]
+        with_rewards = (runs_with_reward_data(con) or []) if rewards else []
+        with_agents = (runs_with_agent_data(con) or []) if agents else []
+        # By default the runs with rollouts or an agent's data; any run with reward
+        # data when asked for (a tracker history alone logs a reward too).
+        default = sorted({*with_rollouts, *with_agents})
+        known = sorted({*default, *with_rewards})
         if not known:
             raise ReportError(f"{warehouse}: no runs built yet; run `obs build`")
-        chosen = list(runs) if runs else known
+        chosen = list(dict.fromkeys(runs)) if runs else default
         missing = [r for r in chosen if r not in known]
         if missing:
             raise unknown_run(warehouse, missing[0], known)
+        if not chosen:
+            raise ReportError(
+                f"{warehouse}: no run with rollouts or agent data; name a run with --run"
+                f" (runs with reward data: {', '.join(known)})"
+            )
         picked_iterations = sorted(set(iterations)) if iterations else None
+        rollout_runs = [r for r in chosen if r in with_rollouts]
         params: dict[str, Any] = {
-            "runs": chosen,
+            "runs": rollout_runs,
             "iterations": picked_iterations,
             "cap": HEATMAP_ROWS,
             "scatter_cap": SCATTER_POINTS,
@@ -178,16 +215,41 @@ def load_dashboard(
         frames["plateau"] = _frame(
             con, "plateau", params | {"cap": PLATEAU_BARS, "variance_floor": VARIANCE_FLOOR}
         )
-        with_rewards = (runs_with_reward_data(con) or []) if rewards else []
+        compared = (
+            {name: _frame(con, name, params) for name in COMPARE_QUERIES}
+            if len(rollout_runs) > 1
+            else {}
+        )
         reward_runs = load_reward_runs(con, [r for r in chosen if r in with_rewards])
-        with_agents = (runs_with_agent_data(con) or []) if agents else []
         agent_runs = load_agent_runs(con, [r for r in chosen if r in with_agents])
     finally:
         con.close()
-    charts = [_run_charts(run, frames, settings) for run in chosen]
-    if picked_iterations is not None and not any(c.header for c in charts):
+    charts = [
+        _run_charts(run, frames, settings) if run in rollout_runs else RunCharts(run, {}, {})
+        for run in chosen
+    ]
+    if picked_iterations is not None and rollout_runs and not any(c.header for c in charts):
         raise ReportError(f"{warehouse}: none of iterations {picked_iterations} was built")
-    return Dashboard(charts, picked_iterations, rewards=reward_runs, agents=agent_runs)
+    comparison = _comparison(rollout_runs, compared) if compared else {}
+    return Dashboard(
+        charts, picked_iterations, rewards=reward_runs, agents=agent_runs, comparison=comparison
+    )
+
+
+def _comparison(runs: list[str], frames: dict[str, pd.DataFrame]) -> dict[str, go.Figure]:
+    """The run comparison charts: every run with rollouts in one chart each."""
+    colours = figures.run_colours(runs)
+    return {
+        "compare_learning_curves": figures.compare_learning_curves(
+            frames["compare_iterations"], colours
+        ),
+        "compare_prompt_outcomes": figures.compare_prompt_outcomes(
+            frames["compare_prompts"], colours
+        ),
+        "compare_instruction_difficulty": figures.compare_instruction_difficulty(
+            frames["compare_instructions"], colours
+        ),
+    }
 
 
 def _for_run(frame: pd.DataFrame, run: str) -> pd.DataFrame:
@@ -271,7 +333,11 @@ def _embed(figure: go.Figure) -> Markup:
     page draws a chart when its tab is first shown, so a large dashboard
     paints its first tab without waiting for the other thirteen charts.
     """
-    text = figure.to_json(validate=False)
+    content = figure.to_dict()
+    # Plotly stores its default template in every figure; the page applies the
+    # dashboards' own once instead (figures.THEME), and leaving it out saves 7 kB a chart.
+    content["layout"].pop("template", None)
+    text = pio.to_json(content, validate=False)
     return Markup(text.replace("</", "<\\/"))
 
 
@@ -283,48 +349,86 @@ def _plotly_script(plotlyjs: str) -> Markup:
     return Markup(f"<script>{get_plotlyjs()}</script>")
 
 
+def _chart(name: str, info: figures.ChartInfo, figure: go.Figure, div_id: str) -> dict[str, Any]:
+    return {"div_id": div_id, "name": name, "info": info, "figure": _embed(figure)}
+
+
+# The rollout tabs of a run that has no rollouts (one known from its reward
+# monitor, eval files or console log).
+NO_ROLLOUTS = (
+    "run {run} has no rollouts, so these tabs have nothing to show: land its rollout dumps"
+    " or table with obs ingest rollouts PATH --run {run}"
+)
+# The reward and agent tabs of a run that has none of their data.
+NO_REWARDS = (
+    "run {run} has no reward data: rollouts with reward columns, a reward monitor's folder"
+    " (obs ingest monitoring) or a tracker history that logs the reward fill these tabs"
+)
+NO_AGENT = (
+    "run {run} has no agentic data: an agent trainer's eval files (obs ingest eval-logs),"
+    " its console log (obs ingest trainer-log) or multi-turn rollouts fill these tabs"
+)
+
+
 def _sections(run: RunCharts) -> list[dict[str, Any]]:
     sections = []
     for number, title in enumerate(figures.SECTIONS):
         charts = [
-            {
-                "div_id": f"{name}__{run.run_id}",
-                "name": name,
-                "info": info,
-                "figure": _embed(run.figures[name]),
-            }
+            _chart(name, info, run.figures[name], f"{name}__{run.run_id}")
             for name, info in figures.CHARTS.items()
-            if info.section == title
+            if info.section == title and run.has_rollouts
         ]
-        sections.append({"id": f"section-{number}", "title": title, "charts": charts})
+        note = "" if run.has_rollouts else NO_ROLLOUTS.format(run=run.run_id)
+        sections.append({"id": f"section-{number}", "title": title, "charts": charts, "note": note})
     return sections
 
 
-def render_dashboard(dashboard: Dashboard, out: Path, plotlyjs: str = "inline") -> Path:
-    """Write the combined dashboard: header, five tabs, every chart of every run.
+def _by_run(
+    run_ids: list[str], items: dict[str, list[dict[str, Any]]], note: str
+) -> list[dict[str, Any]]:
+    """Every chosen run's sections of one kind, or the note saying it has none."""
+    return [
+        {"run_id": run, "sections": items.get(run), "note": note.format(run=run)} for run in run_ids
+    ]
 
-    Runs with reward data add the seven reward monitoring tabs, runs with
-    agent data the three agentic run tabs.
+
+def render_dashboard(dashboard: Dashboard, out: Path, plotlyjs: str = "inline") -> Path:
+    """Write the combined dashboard: header, five tabs, the charts of every run.
+
+    With several runs, a run comparison tab comes first and the other tabs show
+    the run picked in the page. Runs with reward data add the seven reward
+    monitoring tabs, runs with agent data the three agentic run tabs.
     """
     from obs.reports.agent_dashboard import agent_sections, agent_tabs
     from obs.reports.reward_dashboard import reward_sections, reward_tabs
 
+    run_ids = dashboard.run_ids
     runs = [{"run": run, "sections": _sections(run)} for run in dashboard.runs]
     tabs = [{"id": f"section-{n}", "title": t} for n, t in enumerate(figures.SECTIONS)]
-    rewards = [{"run": run, "sections": reward_sections(run)} for run in dashboard.rewards]
-    agents = [{"run": run, "sections": agent_sections(run)} for run in dashboard.agents]
+    comparison = [
+        _chart(name, figures.COMPARE_CHARTS[name], figure, name)
+        for name, figure in dashboard.comparison.items()
+    ]
+    if comparison:
+        tabs.insert(0, {"id": "section-compare", "title": figures.COMPARE_SECTION})
+    rewards = _by_run(
+        run_ids, {r.run_id: reward_sections(r) for r in dashboard.rewards}, NO_REWARDS
+    )
+    agents = _by_run(run_ids, {r.run_id: agent_sections(r) for r in dashboard.agents}, NO_AGENT)
     html = (
         environment()
         .get_template("dashboard.html")
         .render(
-            title="obs: " + ", ".join(r.run_id for r in dashboard.runs),
+            title="obs: " + ", ".join(run_ids),
             plotly_script=_plotly_script(plotlyjs),
             runs=runs,
+            run_ids=run_ids,
             tabs=tabs,
+            comparison=comparison,
             rewards=rewards,
-            reward_tabs=reward_tabs() if rewards else [],
+            reward_tabs=reward_tabs() if dashboard.rewards else [],
             agents=agents,
-            agent_tabs=agent_tabs() if agents else [],
+            agent_tabs=agent_tabs() if dashboard.agents else [],
             iterations=dashboard.iterations,
             generated_at=dashboard.generated_at.strftime("%Y-%m-%d %H:%M UTC"),
         )
@@ -343,52 +447,66 @@ def render_chart_files(
 ) -> list[Path]:
     """One file per chart under the charts' names; runs get a folder each when several.
 
-    ``names`` picks some of the charts (default: all fourteen).
+    ``names`` picks some of the charts (default: all fourteen, and with several
+    runs with rollouts the run comparison charts, written beside the folders).
+    A run without rollouts has no rollout charts and gets no folder.
     """
-    unknown = [n for n in names or () if n not in figures.CHARTS]
+    choices = [*figures.CHARTS, *figures.COMPARE_CHARTS]
+    unknown = [n for n in names or () if n not in choices]
     if unknown:
-        raise ReportError(f"no chart '{unknown[0]}' (charts: {', '.join(figures.CHARTS)})")
-    written = []
-    several = len(dashboard.runs) > 1
-    for run in dashboard.runs:
+        raise ReportError(f"no chart '{unknown[0]}' (charts: {', '.join(choices)})")
+    drawn = [run for run in dashboard.runs if run.has_rollouts]
+    several = len(drawn) > 1
+    pages: list[tuple[Path, str, go.Figure, str]] = [
+        (output_dir, name, figure, "runs " + ", ".join(r.run_id for r in drawn))
+        for name, figure in dashboard.comparison.items()
+    ]
+    for run in drawn:
         folder = output_dir / run.run_id if several else output_dir
+        pages += [(folder, name, figure, run.run_id) for name, figure in run.figures.items()]
+    written = []
+    for folder, name, figure, whose in pages:
+        if names and name not in names:
+            continue
         folder.mkdir(parents=True, exist_ok=True)
-        for name, figure in run.figures.items():
-            if names and name not in names:
-                continue
-            if fmt == "png":
-                written.append(_write_png(figure, folder / f"{name}.png"))
-                continue
-            info = figures.CHARTS[name]
-            html = (
-                environment()
-                .get_template("chart.html")
-                .render(
-                    title=f"{info.title} ({run.run_id})",
-                    plotly_script=_plotly_script(plotlyjs),
-                    chart={
-                        "div_id": name,
-                        "name": name,
-                        "info": info,
-                        "figure": _embed(figure),
-                    },
-                    run=run,
-                )
+        if fmt == "png":
+            written.append(_write_png(figure, folder / f"{name}.png"))
+            continue
+        info = figures.CHARTS.get(name) or figures.COMPARE_CHARTS[name]
+        html = (
+            environment()
+            .get_template("chart.html")
+            .render(
+                title=f"{info.title} ({whose})",
+                plotly_script=_plotly_script(plotlyjs),
+                chart=_chart(name, info, figure, name),
             )
-            path = folder / f"{name}.html"
-            path.write_text(html)
-            written.append(path)
+        )
+        path = folder / f"{name}.html"
+        path.write_text(html)
+        written.append(path)
     return written
 
 
 def _write_png(figure: go.Figure, path: Path) -> Path:
-    """A PNG through kaleido, driving the system Chromium (nothing is downloaded)."""
+    """A PNG through kaleido, driving the system Chromium (nothing is downloaded).
+
+    kaleido is the optional ``png`` extra (``pip install 'obs-warehouse[png]'``).
+    """
+    try:
+        import kaleido  # noqa: F401  (plotly drives it; imported here only to check it is there)
+    except ImportError as exc:
+        raise ReportError(
+            f"{path}: --format png needs kaleido: pip install 'obs-warehouse[png]'"
+        ) from exc
     browser = os.environ.get("BROWSER_PATH") or shutil.which("chromium")
     if browser is None:
         raise ReportError(f"{path}: --format png needs Chromium (apt-get install chromium)")
     os.environ["BROWSER_PATH"] = browser
     try:
-        figure.write_image(path, width=1200, height=int(figure.layout.height or 600), scale=1)
+        figures.themed(go.Figure(figure)).write_image(
+            path, width=1200, height=int(figure.layout.height or 600), scale=1
+        )
     except Exception as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ReportError(f"{path}: PNG export failed ({message})") from exc

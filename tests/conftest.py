@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -77,3 +78,9 @@ def lake_rows(lake: Path, table: str = "rollouts", where: str = "true") -> list[
     )
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def picked_runs(page: str) -> list[str]:
+    """The runs a dashboard page's run picker offers, in order (none: no picker)."""
+    picker = re.search(r'<select id="run-pick".*?</select>', page, flags=re.S)
+    return re.findall(r'<option value="([^"]+)"', picker.group(0)) if picker else []

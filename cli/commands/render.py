@@ -21,7 +21,12 @@ DEFAULT_OUT = {
 
 @click.command("render-dashboard")
 @click.argument("extra_iterations", nargs=-1, type=int, metavar="")
-@click.option("--run", "runs", multiple=True, help="Run(s) to show (default: every run).")
+@click.option(
+    "--run",
+    "runs",
+    multiple=True,
+    help="Run(s) to show (repeatable; default: every run with rollouts or agentic data).",
+)
 @click.option(
     "--kind",
     type=click.Choice(["combined", "rewards", "agent"]),
@@ -52,7 +57,8 @@ DEFAULT_OUT = {
     "--chart",
     "charts",
     multiple=True,
-    help="With --output-dir: only this chart (repeatable; default all fourteen).",
+    help="With --output-dir: only this chart (repeatable; default all fourteen, and the"
+    " compare_* charts with several runs).",
 )
 @click.option(
     "--format",
@@ -60,7 +66,8 @@ DEFAULT_OUT = {
     type=click.Choice(["html", "png"]),
     default="html",
     show_default=True,
-    help="With --output-dir: HTML files, or PNGs through the system Chromium.",
+    help="With --output-dir: HTML files, or PNGs through the system Chromium"
+    " (PNG needs kaleido, the png extra of obs-warehouse).",
 )
 @click.option(
     "--plotlyjs",
@@ -89,6 +96,11 @@ def render_dashboard_command(
     names (prompt_dynamics_fi.html, ..., score_distribution.html). Runs with
     reward data get seven more tabs: the reward monitoring of --kind rewards.
     Runs with agent data get three more: the agentic run of --kind agent.
+
+    Several runs: a "Run comparison" tab comes first (learning curves, prompt
+    outcomes and instruction difficulty, every run in one chart), the header
+    is a table of runs, and the other tabs show the run picked in the page.
+    With --output-dir the comparison charts go beside a folder per run.
 
     --kind rewards writes the reward monitoring page alone (summary tiles,
     reward signal, reward functions, training dynamics, quality, alerts and

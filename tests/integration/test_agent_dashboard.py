@@ -36,13 +36,14 @@ from obs.reports.agent_dashboard import AGENT_MARTS, HEATMAP_ITERATIONS
 from obs.reports.figures import (
     AGENT_CHARTS,
     AGENT_SECTIONS,
+    COMPARE_SECTION,
     EARLY_REASONS,
     EVAL_RATES,
     EVAL_SEARCHES,
     SECTIONS,
 )
 
-from tests.conftest import run_cli
+from tests.conftest import picked_runs, run_cli
 
 pytestmark = pytest.mark.integration
 
@@ -441,7 +442,8 @@ def test_kpi_tiles_equal_the_marts(page_one: str, built: dict) -> None:
 def test_several_runs_and_no_plain_run(page_all: str) -> None:
     runs = ("agent-1", "agent-base", "agent-log")
     for run in runs:
-        assert page_all.count(f'<h2 class="run">run {run}</h2>') == len(AGENT_SECTIONS)
+        assert page_all.count(f'<div class="run-block" data-run="{run}">') == len(AGENT_SECTIONS)
+    assert picked_runs(page_all) == list(runs)
     assert "run plain" not in page_all and "__plain" not in page_all
     assert sorted(_figures(page_all)) == sorted(_expected_plots())
     # a run with eval files only: its other tabs say what is missing, in one note each
@@ -461,15 +463,27 @@ def _expected_plots() -> list[str]:
 def test_combined_dashboard_adds_the_agent_tabs(built: dict) -> None:
     page = (built["pages"] / "combined.html").read_text()
     tabs = _tabs(page)
-    assert tabs[: len(SECTIONS)] == list(SECTIONS)
+    # two runs with rollouts (agent-1, plain): the run comparison comes first
+    assert tabs[: len(SECTIONS) + 1] == [COMPARE_SECTION, *SECTIONS]
     assert tabs[-len(AGENT_SECTIONS) :] == list(AGENT_SECTIONS)
     assert 'class="tab-group">Agentic run<' in page
     figures = _figures(page)
-    # the combined dashboard shows the runs with rollouts; only agent-1 is agentic
+    # the combined dashboard shows the runs with rollouts or agent data: the console-log
+    # and eval-file runs get their agent charts there too, and a note in the rollout tabs
+    assert picked_runs(page) == ["agent-1", "agent-base", "agent-log", "plain"]
     assert sorted(f for f in figures if f.split("__")[0] in AGENT_CHARTS) == sorted(
-        f"{n}__agent-1" for n in AGENT_CHARTS
+        _expected_plots()
     )
     assert not any(f.startswith("agent_") and f.endswith("__plain") for f in figures)
+    rollout_charts = [f for f in figures if not f.startswith(("agent_", "compare_"))]
+    assert not any(f.endswith(("__agent-log", "__agent-base")) for f in rollout_charts)
+    for run in ("agent-log", "agent-base"):
+        note = f"run {run} has no rollouts, so these tabs have nothing to show"
+        assert page.count(note) == len(SECTIONS)
+    assert page.count("run plain has no agentic data") == len(AGENT_SECTIONS)
+    # the comparison holds the two runs with rollouts only
+    curves = figures["compare_learning_curves"]
+    assert sorted({t["name"] for t in curves["data"]}) == ["agent-1", "plain"]
     assert _groups(page, "agent-1") == _groups(
         (built["pages"] / "agent-1.html").read_text(), "agent-1"
     )
@@ -574,13 +588,20 @@ def test_every_agent_chart_draws_offline(browser: object, built: dict) -> None:
         page = opened.page
         tabs = page.query_selector_all("nav.tabs button")
         assert [t.inner_text() for t in tabs] == list(AGENT_SECTIONS)
-        for number, tab in enumerate(tabs):
-            tab.click()
-            page.wait_for_timeout(200)
-            shown = [p for p in page.evaluate(DRAWN) if p["width"] > 0]
-            assert shown and all(p["section"] == f"agentic-{number}" for p in shown)
-            assert all(p["drawn"] for p in shown), shown
-            page.screenshot(path=str(built["shots"] / f"agent_tab_{number}.png"), full_page=True)
+        # one run at a time, as the run picker shows them
+        for run in ("agent-1", "agent-base", "agent-log"):
+            page.select_option("#run-pick", run)
+            for number, tab in enumerate(tabs):
+                tab.click()
+                page.wait_for_timeout(200)
+                shown = [p for p in page.evaluate(DRAWN) if p["width"] > 0]
+                assert all(p["section"] == f"agentic-{number}" for p in shown)
+                assert all(p["id"].endswith(f"__{run}") for p in shown), shown
+                assert all(p["drawn"] for p in shown), shown
+                if run == "agent-1":
+                    assert shown
+                    shot = built["shots"] / f"agent_tab_{number}.png"
+                    page.screenshot(path=str(shot), full_page=True)
         plots = page.evaluate(DRAWN)
         assert sorted(p["id"] for p in plots) == sorted(_expected_plots())
         assert [p["id"] for p in plots if not p["drawn"]] == []
@@ -632,7 +653,22 @@ def test_combined_dashboard_agent_tab_draws(browser: object, built: dict) -> Non
             page.wait_for_timeout(200)
             shot = built["shots"] / f"combined_agent_tab_{number}.png"
             page.screenshot(path=str(shot), full_page=True)
+        # agent-1, the first run of the picker: every agent chart drawn, with data;
+        # the other runs' charts wait until their run is picked
         agent = [p for p in page.evaluate(DRAWN) if p["id"].split("__")[0] in AGENT_CHARTS]
-        assert len(agent) == len(AGENT_CHARTS)
-        assert all(p["drawn"] and p["traces"] > 0 for p in agent), agent
+        assert sorted(p["id"] for p in agent) == sorted(_expected_plots())
+        first = [p for p in agent if p["id"].endswith("__agent-1")]
+        assert len(first) == len(AGENT_CHARTS)
+        assert all(p["drawn"] and p["traces"] > 0 for p in first), first
+        assert not any(p["drawn"] for p in agent if p not in first)
+        # the console-log run: its agent charts draw when picked; its rollout tabs say
+        # it has none
+        page.select_option("#run-pick", "agent-log")
+        page.wait_for_timeout(200)
+        log = [p for p in page.evaluate(DRAWN) if p["id"].endswith("__agent-log")]
+        shown = [p for p in log if p["width"] > 0]
+        assert shown and all(p["drawn"] and p["traces"] > 0 for p in shown)
+        tabs[1].click()  # Core dynamics (the run comparison comes first)
+        page.wait_for_timeout(200)
+        assert "run agent-log has no rollouts" in page.inner_text("#section-0")
         assert opened.errors == [] and opened.refused == []

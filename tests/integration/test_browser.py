@@ -14,7 +14,14 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from obs.reports.figures import CHARTS, REWARD_CHARTS, REWARD_SECTIONS, SECTIONS
+from obs.reports.figures import (
+    CHARTS,
+    COMPARE_CHARTS,
+    COMPARE_SECTION,
+    REWARD_CHARTS,
+    REWARD_SECTIONS,
+    SECTIONS,
+)
 
 from tests.conftest import run_cli
 
@@ -409,3 +416,75 @@ def test_trl_dashboard_diverges_around_zero_and_notes_missing_components(
             ticks = opened.page.query_selector_all(f"#{chart}__trl .xtick, #{chart}__trl .ytick")
             assert ticks == []
         assert opened.errors == [] and opened.refused == []
+
+
+# ---------------------------------------------------------------- several runs
+
+
+@pytest.fixture(scope="module")
+def several_page(demo: dict[str, Path]) -> Path:
+    """The demo warehouse's two runs (the IFEval run and the agent's) in one dashboard."""
+    out = demo["dashboard"].with_name("several.html")
+    run_cli(["--warehouse", demo["warehouse"], "render-dashboard", "--out", out])
+    return out
+
+
+PICK = """run => {
+    const picker = document.getElementById('run-pick');
+    picker.value = run;
+    picker.dispatchEvent(new Event('change'));
+}"""
+
+
+def test_several_runs_compare_first_and_show_one_run_at_a_time(
+    browser: object, several_page: Path
+) -> None:
+    for opened in _open(browser, several_page):
+        page = opened.page
+        tabs = [t.inner_text() for t in page.query_selector_all("nav.tabs button")]
+        assert tabs[: len(SECTIONS) + 1] == [COMPARE_SECTION, *SECTIONS]
+        # at load only the comparison is drawn, every run in each chart
+        plots = page.evaluate(DRAWN)
+        drawn = sorted(p["id"] for p in plots if p["drawn"])
+        assert drawn == sorted(COMPARE_CHARTS)
+        curves = page.evaluate(
+            "() => document.getElementById('compare_learning_curves')._fullData"
+            ".filter(t => t.showlegend).map(t => t.name)"
+        )
+        assert sorted(curves) == ["demo", "demo-agent"]
+        # the first run's charts in a per-run tab; the other run's stay hidden, undrawn
+        page.click("nav.tabs button:nth-of-type(2)")
+        page.wait_for_timeout(200)
+        shown = [p["id"] for p in page.evaluate(DRAWN) if p["drawn"] and p["width"] > 300]
+        core = sorted(n for n, info in CHARTS.items() if info.section == SECTIONS[0])
+        assert sorted(shown) == sorted(f"{n}__demo" for n in core)
+        assert not any(p["drawn"] for p in page.evaluate(DRAWN) if "__demo-agent" in p["id"])
+        # picking the other run swaps the block, draws its charts, marks its table row
+        page.evaluate(PICK, "demo-agent")
+        page.wait_for_timeout(200)
+        shown = [p["id"] for p in page.evaluate(DRAWN) if p["drawn"] and p["width"] > 300]
+        assert sorted(shown) == sorted(f"{n}__demo-agent" for n in core)
+        picked = page.evaluate(
+            "() => Array.from(document.querySelectorAll('table.runs tr.picked'))"
+            ".map(r => r.dataset.run)"
+        )
+        assert picked == ["demo-agent"]
+        # the agent has no reward data: its reward tabs say so instead of drawing
+        page.click(f"nav.tabs button:has-text('{REWARD_SECTIONS[1]}')")
+        page.wait_for_timeout(200)
+        text = page.inner_text("#rewards-1")
+        assert "run demo-agent has no reward data" in text
+        # a row of the runs table picks its run too
+        page.click("table.runs tr[data-run='demo']")
+        page.wait_for_timeout(200)
+        assert page.evaluate("() => document.getElementById('run-pick').value") == "demo"
+        assert "has no reward data" not in page.inner_text("#rewards-1")
+        assert opened.errors == [] and opened.refused == []
+
+
+def test_several_runs_first_tab_is_short(browser: object, several_page: Path) -> None:
+    """Runs are compared in one chart each, not repeated: the first tab stays short."""
+    for opened in _open(browser, several_page):
+        height = opened.page.evaluate("() => document.body.scrollHeight")
+        opened.page.screenshot(path=str(several_page.with_suffix(".png")), full_page=True)
+        assert height < 4000, height

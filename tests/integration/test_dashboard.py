@@ -15,8 +15,10 @@ Prompts sorted by first success: B (0), A (1), C (2).
 from __future__ import annotations
 
 import colorsys
+import html
 import io
 import math
+import re
 import shutil
 import struct
 from pathlib import Path
@@ -28,9 +30,19 @@ import plotly.colors
 import plotly.graph_objects as go
 import pytest
 from obs.reports import TrainingDashboard
-from obs.reports.figures import CHARTS, DIVERGING, NO_VALUE, PLATEAUED, SOLVED_SCALE
+from obs.reports.figures import (
+    CHARTS,
+    COMPARE_CHARTS,
+    COMPARE_SECTION,
+    DIVERGING,
+    NO_VALUE,
+    OUTCOMES,
+    PLATEAUED,
+    SECTIONS,
+    SOLVED_SCALE,
+)
 
-from tests.conftest import DATA, run_cli
+from tests.conftest import DATA, picked_runs, run_cli
 from tests.conftest import SMALL_A as A
 from tests.conftest import SMALL_B as B
 from tests.conftest import SMALL_C as C
@@ -433,3 +445,142 @@ def test_interference_colours_lift_with_the_builds_threshold(mixed: dict) -> Non
     assert f"lift {lift:.2f}" in hover
     assert f"joint success {joint:.1%} (expected {expected:.1%})" in hover
     assert "grey: fewer than 2 rollouts" in figure.layout.title.text
+
+
+# ---------------------------------------------------------------- several runs
+# The same dumps as two runs: "small" (iterations 0-2) and "early" (0 and 1 only).
+# By hand, from the table at the top: per iteration the mean score over every
+# rollout, the share of prompts any rollout solved, the share of zero-variance groups.
+CURVES_BY_HAND = {
+    "small": {
+        "mean_score": [2.5 / 4, 4.25 / 6, 3.5 / 6],
+        "prompt_strict_acc": [1 / 2, 2 / 3, 2 / 3],
+        "zero_variance_share": [1 / 2, 1 / 3, 3 / 3],  # it2: A [0, 0], B, C [.75, .75]
+    },
+    "early": {
+        "mean_score": [2.5 / 4, 4.25 / 6],
+        "prompt_strict_acc": [1 / 2, 2 / 3],
+        "zero_variance_share": [1 / 2, 1 / 3],
+    },
+}
+# Prompts learned (solved at some iteration), never solved, forgotten at least once
+# and at the end: small learns A (1), B (0) and C (2) and forgets A at 2; early
+# never solves C and forgets nothing.
+OUTCOMES_BY_HAND = {
+    "small": {"learned": 3, "never_solved": 0, "forgotten": 1, "forgotten_at_end": 1},
+    "early": {"learned": 2, "never_solved": 1, "forgotten": 0, "forgotten_at_end": 0},
+}
+
+
+@pytest.fixture(scope="module")
+def several(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    root = tmp_path_factory.mktemp("dashboard_several")
+    dumps = root / "ifeval_small"
+    shutil.copytree(DATA / "ifeval_small", dumps)
+    base = ["--lake", root / "lake", "--warehouse", root / "obs.duckdb"]
+    run_cli([*base, "ingest", "rollouts", dumps, "--run", "small", "-q"])
+    run_cli([*base, "ingest", "rollouts", dumps, "--run", "early", "--iterations", "0", "1", "-q"])
+    run_cli([*base, "build", "-q"])
+    return {"root": root, "warehouse": root / "obs.duckdb", "base": base}
+
+
+def test_comparison_learning_curves_equal_the_hand_worked_values(several: dict) -> None:
+    compared = TrainingDashboard(warehouse=several["warehouse"]).generate_comparison_charts()
+    assert list(compared) == list(COMPARE_CHARTS)
+    figure = compared["compare_learning_curves"]
+    panels = {"y": "mean_score", "y2": "prompt_strict_acc", "y3": "zero_variance_share"}
+    seen = {}
+    for trace in figure.data:
+        seen[(trace.name, panels[trace.yaxis])] = (list(trace.x), list(trace.y))
+    for run, curves in CURVES_BY_HAND.items():
+        for column, values in curves.items():
+            x, y = seen[(run, column)]
+            assert x == list(range(len(values)))
+            assert y == pytest.approx(values), (run, column)
+    # one colour per run, the same in every panel and every comparison chart
+    colours = {t.name: t.line.color for t in figure.data}
+    assert len(set(colours.values())) == 2
+    for name in ("compare_prompt_outcomes", "compare_instruction_difficulty"):
+        assert {t.name: t.marker.color for t in compared[name].data} == colours
+
+
+def test_comparison_prompt_outcomes_equal_the_hand_worked_counts(several: dict) -> None:
+    figure = TrainingDashboard(warehouse=several["warehouse"]).generate_comparison_charts()[
+        "compare_prompt_outcomes"
+    ]
+    labels = dict(OUTCOMES)
+    con = duckdb.connect(str(several["warehouse"]), read_only=True)
+    for trace in figure.data:
+        bars = dict(zip(trace.y, trace.x, strict=True))
+        counts = dict(zip(trace.y, (c[0] for c in trace.customdata), strict=True))
+        assert {c[1] for c in trace.customdata} == {3.0}  # A, B and C in both runs
+        for column, count in OUTCOMES_BY_HAND[trace.name].items():
+            assert counts[labels[column]] == count
+            assert bars[labels[column]] == pytest.approx(count / 3)
+        # the flags that depend on the build's thresholds, against the mart itself
+        plateaued, stuck = con.execute(
+            "select count(*) filter (where is_plateau),"
+            " count(*) filter (where is_stuck_solved) from fct_prompt_learning"
+            " where run_id = ?",
+            [trace.name],
+        ).fetchone()
+        assert counts[labels["plateaued"]] == plateaued
+        assert counts[labels["stuck_solved"]] == stuck
+    con.close()
+
+
+def test_comparison_instruction_difficulty_side_by_side(several: dict) -> None:
+    figure = TrainingDashboard(warehouse=several["warehouse"]).generate_comparison_charts()[
+        "compare_instruction_difficulty"
+    ]
+    bars = {t.name: dict(zip(t.y, t.x, strict=True)) for t in figure.data}
+    # no_comma (A): small 1 of 6 followed, early 1 of 4; lowercase (B) always
+    assert bars["small"]["punctuation:no_comma"] == pytest.approx(1 / 6)
+    assert bars["early"]["punctuation:no_comma"] == pytest.approx(1 / 4)
+    assert bars["small"]["change_case:english_lowercase"] == 1.0
+    assert bars["early"]["change_case:english_lowercase"] == 1.0
+    # C's two instructions at iteration 1: each followed by one rollout of two
+    assert bars["early"]["detectable_format:json_format"] == pytest.approx(0.5)
+    assert bars["early"]["startend:end_checker"] == pytest.approx(0.5)
+    # hardest first by the mean over the runs: no_comma on top, lowercase last
+    order = list(figure.layout.yaxis.tickvals)
+    assert order[0] == "punctuation:no_comma" and order[-1] == "change_case:english_lowercase"
+
+
+def test_several_runs_get_a_comparison_tab_a_picker_and_a_runs_table(
+    several: dict, tmp_path: Path
+) -> None:
+    out = tmp_path / "several.html"
+    run_cli([*several["base"], "render-dashboard", "--out", out])
+    page = out.read_text()
+    tabs = re.findall(r'<button role="tab"[^>]*>(.*?)</button>', page)
+    assert [html.unescape(t) for t in tabs] == [COMPARE_SECTION, *SECTIONS]
+    assert picked_runs(page) == ["early", "small"]
+    # each run's charts sit in its own block of each tab; no run repeats a heading
+    for run in ("early", "small"):
+        assert page.count(f'<div class="run-block" data-run="{run}">') == len(SECTIONS)
+        assert page.count(f'id="prompt_dynamics_fi__{run}"') == 1
+    assert '<h2 class="run">' not in page
+    rows = re.findall(r'<tr data-run="([^"]+)">\s*<td>[^<]*</td>\s*<td>([^<]*)</td>', page)
+    assert rows == [("early", "10"), ("small", "16")]  # rollouts: 4 + 6, and 4 + 6 + 6
+    assert 'class="kpis"' not in page  # one table row a run, not a row of tiles each
+
+
+def test_several_runs_chart_files_add_the_comparison(several: dict, tmp_path: Path) -> None:
+    result = run_cli([*several["base"], "render-dashboard", "--output-dir", tmp_path / "c"])
+    written = sorted(
+        Path(line).relative_to(tmp_path / "c").as_posix() for line in result.stdout.split()
+    )
+    expected = [f"{name}.html" for name in COMPARE_CHARTS]
+    expected += [f"{run}/{name}.html" for run in ("early", "small") for name in CHARTS]
+    assert written == sorted(expected)
+    one = run_cli(
+        [*several["base"], "render-dashboard", "--run", "small", "--output-dir", tmp_path / "d"]
+    )
+    assert sorted(Path(line).stem for line in one.stdout.split()) == sorted(CHARTS)
+
+
+def test_one_run_has_no_comparison(several: dict) -> None:
+    one = TrainingDashboard(warehouse=several["warehouse"], run="early")
+    assert one.generate_comparison_charts() == {}
+    assert list(one.generate_all_charts()) == list(CHARTS)

@@ -22,10 +22,17 @@ import duckdb
 import plotly.graph_objects as go
 import pytest
 from obs.reports import TrainingDashboard
-from obs.reports.figures import CHARTS, REWARD_CHARTS, REWARD_SECTIONS, SECTIONS
+from obs.reports.figures import (
+    CHARTS,
+    COMPARE_CHARTS,
+    COMPARE_SECTION,
+    REWARD_CHARTS,
+    REWARD_SECTIONS,
+    SECTIONS,
+)
 from obs.reports.reward_dashboard import REWARD_MARTS
 
-from tests.conftest import DATA, run_cli
+from tests.conftest import DATA, picked_runs, run_cli
 
 pytestmark = pytest.mark.integration
 
@@ -296,23 +303,29 @@ def test_page_loads_nothing_from_the_network(built: dict) -> None:
 
 def test_several_runs_get_a_section_each(built: dict) -> None:
     page = (built["pages"] / "all.html").read_text()
-    # plain has no reward data: only the two reward runs, in every tab
-    assert page.count('<h2 class="run">run hacky</h2>') == 7
-    assert page.count('<h2 class="run">run steady</h2>') == 7
-    assert "run plain" not in page
+    # plain has no reward data: only the two reward runs, a block in every tab, and a
+    # picker to choose between them
+    assert page.count('<div class="run-block" data-run="hacky">') == 7
+    assert page.count('<div class="run-block" data-run="steady">') == 7
+    assert picked_runs(page) == ["hacky", "steady"]
+    assert "run plain" not in page and 'data-run="plain"' not in page
     assert len(_figures(page)) == 2 * len(REWARD_CHARTS)
     assert "obs reward monitoring: hacky, steady" in page
 
 
 def test_combined_dashboard_adds_the_reward_tabs(built: dict) -> None:
     page = (built["pages"] / "combined.html").read_text()
-    assert _tabs(page) == list(SECTIONS) + list(REWARD_SECTIONS)
+    # three runs with rollouts: the run comparison first
+    assert _tabs(page) == [COMPARE_SECTION, *SECTIONS, *REWARD_SECTIONS]
     figures = _figures(page)
     runs = ("hacky", "plain", "steady")
     expected = [f"{n}__{r}" for r in runs for n in CHARTS]
     expected += [f"{n}__{r}" for r in ("hacky", "steady") for n in REWARD_CHARTS]
+    expected += list(COMPARE_CHARTS)
     assert sorted(figures) == sorted(expected)
     assert 'class="tab-group">Reward monitoring<' in page
+    # plain's reward tabs say it has no reward data, one note a tab
+    assert page.count("run plain has no reward data") == len(REWARD_SECTIONS)
 
 
 def test_a_run_without_reward_data_gets_a_note(built: dict, tmp_path: Path) -> None:
@@ -425,14 +438,18 @@ def test_combined_dashboard_reward_tabs_draw(browser: object, built: dict) -> No
     for opened in _open(browser, built["pages"] / "combined.html"):
         page = opened.page
         tabs = page.query_selector_all("nav.tabs button")
-        for tab in tabs:
-            tab.click()
+        # every tab of every run, one run at a time as the picker shows them
+        for run in ("hacky", "plain", "steady"):
+            page.select_option("#run-pick", run)
+            for tab in tabs:
+                tab.click()
         plots = page.evaluate(DRAWN)
         assert [p["id"] for p in plots if not p["drawn"]] == []
         reward_plots = [p for p in plots if p["id"].split("__")[0] in REWARD_CHARTS]
         assert len(reward_plots) == 2 * len(REWARD_CHARTS)
         assert all(p["traces"] > 0 for p in reward_plots)
-        tabs[len(SECTIONS) + 5].click()  # Alerts & hacking
+        page.select_option("#run-pick", "hacky")
+        tabs[1 + len(SECTIONS) + 5].click()  # Alerts & hacking (after the comparison)
         page.wait_for_timeout(300)
         page.screenshot(path="/tmp/reward_dash_combined_alerts.png", full_page=True)
         assert opened.errors == []

@@ -1,0 +1,12 @@
+-- One row per run and iteration: the learning curves compared across runs.
+select
+    run_id,
+    iteration,
+    n_prompts,
+    mean_score,
+    prompt_strict_acc,
+    zero_variance_share
+from fct_iteration_summary
+where list_contains($runs, run_id)
+  and ($iterations is null or list_contains($iterations, iteration))
+order by run_id, iteration
