@@ -11,7 +11,7 @@ the same suffix), so a copy with k = 3 has three times the mart/report models
 and their tests. Staging and intermediate models are not duplicated.
 
 Build it with ``dbt build --project-dir DEST --profiles-dir DEST`` and
-``OBS_WAREHOUSE`` / ``OBS_LAKE`` set to absolute paths (as obs's cli/dbt.py
+``OBS_WAREHOUSE`` / ``OBS_LAKE`` set to absolute paths (as obs's runner/dbt.py
 does); ``node_counts(dest)`` reads the resulting manifest.
 """
 

@@ -480,7 +480,7 @@ def node_growth(bench: Bench, lake: Path, place: Path) -> dict:
         project = place / f"x{copies}"
         warehouse = place / f"x{copies}.duckdb"
         warehouse.unlink(missing_ok=True)
-        # as obs's cli/dbt.py: absolute paths; target/ and logs/ in the copy
+        # as obs's runner/dbt.py: absolute paths; target/ and logs/ in the copy
         env = inherited | {
             "OBS_WAREHOUSE": str(warehouse.resolve()),
             "OBS_LAKE": str(lake.resolve()),

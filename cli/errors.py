@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import click
-from obs.cli.dbt import DbtError
 from obs.ingest.errors import IngestError
 from obs.reports.errors import ReportError
+from obs.runner.errors import DbtError
 
 
 @contextmanager

@@ -477,13 +477,16 @@ class RolloutBuilder:
         picks: dict[str, tuple[int, str, Any]] = {}  # role -> (rank, name, value)
         extra: dict[str, Any] = {}
         trl = source.format == "trl"
+        scored = self.options.reward is not None
         for name, item in value.items():
+            if trl:
+                function = _trl_function(name, numeric, scored)
+                if function is not None:
+                    picks.setdefault("trl", (0, "", []))[2].append((function, item))
+                    continue
             slot = _SLOTS.get(name)
             if slot is None:
-                if trl and name in numeric and name not in TRL_COLUMNS:
-                    picks.setdefault("trl", (0, "", []))[2].append((name, item))
-                else:
-                    extra[name] = item
+                extra[name] = item
                 continue
             role, rank = slot
             if role in _ALIASED:
@@ -740,6 +743,26 @@ def _text_array(values: Sequence[str]) -> pa.Array:
     return pa.StringArray.from_buffers(len(values), pa.py_buffer(offsets), pa.py_buffer(data))
 
 
+def _trl_function(name: str, numeric: frozenset[str], scored: bool) -> str | None:
+    """The reward function a TRL completions field holds, or None for any other field.
+
+    TRL writes ``step``, ``prompt``, ``completion``, ``advantage`` (and images)
+    and one numeric column per reward function, named after the function:
+    ``reward`` and ``score`` are function names there too, not the score. With
+    ``--reward`` the row's ``reward`` is the reward given at ingest, and the
+    file's own column of that name was kept as ``source_reward`` (``_score``).
+    """
+    if scored:
+        if name in SCORE_FIELDS:
+            return None
+        original = name.removeprefix("source_")
+        if original != name and original in SCORE_FIELDS and original in numeric:
+            return original
+    if name in numeric and name not in TRL_COLUMNS:
+        return name
+    return None
+
+
 def _trl_rewards(columns: list[tuple[str, Any]]) -> list[tuple[str, float]]:
     """TRL's per-function reward columns (numeric columns TRL does not name itself).
 
@@ -762,7 +785,8 @@ def load_tokenizer(path: Path) -> Any:
         from tokenizers import Tokenizer
     except ImportError as exc:
         raise IngestError(
-            f"{path}: --tokenizer needs the tokenizers package; pip install tokenizers"
+            f"{path}: --tokenizer needs the tokenizers package: "
+            "pip install 'obs-warehouse[tokenizers]'"
         ) from exc
     try:
         return Tokenizer.from_file(str(path))

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import click
 from obs.cli.commands.build import run_build
-from obs.cli.dbt import Dbt
 from obs.cli.errors import friendly_errors
 from obs.cli.options import Settings, echo_err, pass_settings, quiet_option
 from obs.ingest.rollouts import ingest_rollouts
 from obs.reports.summary import format_summary, load_summary
+from obs.runner.dbt import Dbt
 
 
 @click.command()

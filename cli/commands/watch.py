@@ -11,11 +11,13 @@ from pathlib import Path
 from types import FrameType
 
 import click
-from obs.cli.commands.build import check_lake, run_build
+from obs.cli.commands.build import run_build
 from obs.cli.commands.ingest import _run_option
-from obs.cli.dbt import Dbt, DbtError
 from obs.cli.options import Settings, echo_err, pass_settings
 from obs.ingest.errors import IngestError
+from obs.runner.build import check_lake
+from obs.runner.dbt import Dbt
+from obs.runner.errors import DbtError
 
 
 class _Stop:
@@ -102,7 +104,7 @@ def _round(
         followed.update(f.run_id for f in files)
     problems = [f for f in files if f.is_problem]
     noted = f"; {len(problems)} file(s) not landed: {problems[0].source.name}" if problems else ""
-    check_lake(settings)
+    check_lake(settings.lake)
     ran = run_build(dbt, settings, ("--quiet",), unit_tests=False)
     if landed.rows_landed == 0 and points == 0 and records == 0 and ran == 0:
         return f"nothing new{noted}"

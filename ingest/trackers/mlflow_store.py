@@ -493,7 +493,7 @@ def _client(store: Path, origin: Path) -> Any:
     except ImportError:
         raise IngestError(
             f"{origin}: reading an MLflow file store needs the mlflow package: "
-            "pip install 'obs[mlflow]'"
+            "pip install 'obs-warehouse[mlflow]'"
         ) from None
     try:
         return MlflowClient(tracking_uri=store.resolve().as_uri())

@@ -421,7 +421,7 @@ def _require_tensorboard(origin: Path) -> None:
     except ImportError:
         raise IngestError(
             f"{origin}: reading TensorBoard event files needs the tensorboard package: "
-            "pip install 'obs[tensorboard]'"
+            "pip install 'obs-warehouse[tensorboard]'"
         ) from None
 
 

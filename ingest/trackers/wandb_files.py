@@ -42,7 +42,7 @@ FORMATS: dict[str, str] = {
 }
 
 LOG_SUFFIX = ".wandb"
-INSTALL = "install the W&B reader: pip install 'obs[wandb]'"
+INSTALL = "install the W&B reader: pip install 'obs-warehouse[wandb]'"
 # Sniffing an export: files up to this size are parsed whole (exact top-level
 # keys); larger ones are judged from their head so a folder scan stays cheap.
 SNIFF_PARSE_LIMIT = 16 * 1024 * 1024

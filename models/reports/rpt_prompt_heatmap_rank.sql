@@ -49,7 +49,7 @@ ranked as (
             order by
                 fct_prompt_learning.num_forgetting_events desc,
                 movement.score_movement desc,
-                fct_prompt_learning.prompt_hash
+                fct_prompt_learning.prompt_hash asc
         ) as informative_rank
     from fct_prompt_learning
     inner join movement

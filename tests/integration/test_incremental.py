@@ -15,10 +15,10 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from obs.cli import build_state
 from obs.ingest.synthetic import DemoSpec, write_demo_run
 from obs.ingest.synthetic_agent import AgentSpec, write_agent_run
 from obs.ingest.synthetic_runs import write_seed_export
+from obs.runner import build_state
 
 from tests.conftest import run_cli
 

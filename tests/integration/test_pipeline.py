@@ -23,7 +23,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from obs.cli.dbt import project_dir
+from obs.runner.dbt import project_dir
 
 from tests.conftest import DATA, run_cli
 from tests.conftest import SMALL_A as A
@@ -270,3 +270,36 @@ def test_ingest_cli_errors_are_one_line(tmp_path: Path) -> None:
         f"Error: {tmp_path / 'lake'}: nothing landed in this lake yet; "
         "run `obs ingest rollouts PATH` or `obs ingest metrics PATH` first\n"
     )
+
+
+def test_python_builds_a_warehouse_without_the_command_line(tmp_path: Path) -> None:
+    """obs.runner.build is `obs build` for Python: no click, errors as exceptions."""
+    from obs.ingest.rollouts import ingest_rollouts
+    from obs.runner.build import BuildFailed, build_warehouse
+    from obs.runner.errors import DbtError
+
+    lake, warehouse = tmp_path / "lake", tmp_path / "obs.duckdb"
+    with pytest.raises(DbtError, match="nothing landed in this lake yet"):
+        build_warehouse(warehouse, lake)
+    dumps = tmp_path / "dumps"
+    shutil.copytree(DATA / "ifeval_small", dumps)
+    landed = ingest_rollouts(dumps, lake=lake, run_id="py")
+    assert landed.rows_landed == 16
+    assert build_warehouse(warehouse, lake) > 0
+    con = duckdb.connect(str(warehouse), read_only=True)
+    rows = con.execute(
+        "select iteration, n_prompts, n_rollouts from fct_iteration_summary order by 1"
+    ).fetchall()
+    con.close()
+    assert rows == [(0, 2, 4), (1, 3, 6), (2, 3, 6)]
+    assert build_warehouse(warehouse, lake) == 0  # nothing landed since: up to date
+    # a broken data test is an exception carrying a line per broken rule
+    con = duckdb.connect(str(warehouse))
+    con.execute("update fct_prompt_learning set final_strict_acc = 2 where rowid < 2")
+    con.close()
+    with pytest.raises(BuildFailed) as failed:
+        build_warehouse(warehouse, lake, ["--select", "fct_prompt_learning_rules"])
+    assert str(failed.value).startswith("dbt build failed (1 failed, 0 passed)")
+    assert failed.value.failures == [
+        "fct_prompt_learning_rules: final_strict_acc outside [0, 1] (2 rows)"
+    ]

@@ -22,9 +22,9 @@ from typing import Any
 import duckdb
 import numpy as np
 import pytest
-from obs.cli.dbt import project_dir, run_dbt
 from obs.ingest.history import ingest_metrics
 from obs.ingest.synthetic_runs import PATTERNS, write_grpo_log, write_seed_export
+from obs.runner.dbt import project_dir, run_dbt
 
 pytestmark = pytest.mark.integration
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from obs.cli.dbt import LOCK_WAIT_SECONDS
 from obs.ingest.synthetic import DemoSpec, write_demo_run
+from obs.runner.dbt import LOCK_WAIT_SECONDS
 
 pytestmark = pytest.mark.integration
 

@@ -57,9 +57,23 @@ def test_a_wheel_installed_outside_the_checkout_runs_the_demo(tmp_path: Path) ->
         "obs/project/data-tests/assert_marts_cover_lake.sql",
         "obs/reports/templates/dashboard.html",
         "obs/reports/queries/header.sql",
+        "obs/runner/dbt.py",
     ):
         assert shipped in names, shipped
-    assert not [n for n in names if n.startswith(("obs/project/tests/", "obs/project/ingest/"))]
+    assert not [
+        n
+        for n in names
+        if n.startswith(("obs/project/tests/", "obs/project/ingest/", "obs/project/runner/"))
+    ]
+    # kaleido (PNG export only) is the `png` extra, not a dependency of every install
+    [metadata] = [n for n in names if n.endswith(".dist-info/METADATA")]
+    kaleido = [
+        line
+        for line in zipfile.ZipFile(wheel).read(metadata).decode().splitlines()
+        if line.startswith("Requires-Dist: kaleido")
+    ]
+    assert 'Requires-Dist: kaleido>=1.0; extra == "png"' in kaleido
+    assert all("; extra == " in line for line in kaleido), kaleido
 
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path)  # pip from ensurepip
@@ -101,7 +115,7 @@ def _demo(tmp_path: Path, python: Path, venv: Path, purelib: Path) -> None:
     env.pop("OBS_WAREHOUSE", None)
     env.pop("OBS_LAKE", None)
     located = _run(
-        [python, "-c", "import obs.cli.dbt as d; print(d.project_dir())"], cwd=empty, env=env
+        [python, "-c", "import obs.runner.dbt as d; print(d.project_dir())"], cwd=empty, env=env
     )
     assert located.strip() == str(purelib / "obs" / "project")
     out = _run(

@@ -108,7 +108,7 @@ def test_cli_ingest_two_paths_is_usage_error(invoke: Invoke, tmp_path: Path) -> 
 
 
 def test_build_state_tells_a_selection_from_other_dbt_arguments() -> None:
-    from obs.cli import build_state
+    from obs.runner import build_state
 
     args = ["--vars", "{a: 1}", "--select", "fct_x+", "fct_y", "--threads", "4", "-s=z"]
     assert build_state.selects(args)
@@ -125,7 +125,8 @@ def test_dbt_interrupted_without_a_message_is_one_line(tmp_path: Path) -> None:
     """A second Ctrl-C or SIGTERM reaches dbt as an exception with no text."""
     from types import SimpleNamespace
 
-    from obs.cli.dbt import Dbt, DbtError
+    from obs.runner.dbt import Dbt
+    from obs.runner.errors import DbtError
 
     dbt = Dbt(tmp_path / "w.duckdb", tmp_path / "lake")
     interrupted = SimpleNamespace(result=None, exception=KeyboardInterrupt(), success=False)
@@ -135,7 +136,7 @@ def test_dbt_interrupted_without_a_message_is_one_line(tmp_path: Path) -> None:
 
 
 def test_a_kept_parse_is_dropped_when_the_project_changes(tmp_path: Path) -> None:
-    from obs.cli.dbt import Dbt
+    from obs.runner.dbt import Dbt
 
     dbt = Dbt(tmp_path / "w.duckdb", tmp_path / "lake", keep_manifest=True)
     dbt.parsed_under("a")
@@ -150,7 +151,7 @@ def test_the_parse_cache_of_one_checkout_is_never_used_by_another(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """dbt's saved parse names the files of the checkout that made it."""
-    from obs.cli import dbt as obs_dbt
+    from obs.runner import dbt as obs_dbt
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     warehouse, lake = tmp_path / "w" / "obs.duckdb", tmp_path / "lake"

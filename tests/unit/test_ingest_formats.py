@@ -8,6 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from obs.ingest.errors import IngestError
 from obs.ingest.rollouts import ingest_rollouts
@@ -168,6 +170,62 @@ def test_trl_nan_reward_stays_out_of_extra(tmp_path: Path, lake: Path) -> None:
     assert [json.loads(r["extra"]) for r in rows] == [
         {"advantage": 0.75},
         {"advantage": -0.75},
+        {"advantage": 0.0},
+    ]
+
+
+def write_trl_one_reward(output_dir: Path, column: str) -> Path:
+    """completions_00010.parquet whose only reward function is ``column``, written with pyarrow."""
+    folder = output_dir / "completions"
+    folder.mkdir(parents=True, exist_ok=True)
+    table = pa.table(
+        {
+            "step": pa.array([10, 10, 10], pa.int64()),
+            "prompt": [ADD, ADD, PRIME],
+            "completion": ["4", "5", "7"],
+            column: pa.array([1.0, 0.0, 0.5], pa.float64()),
+            "advantage": pa.array([0.5, -0.5, 0.0], pa.float64()),
+        }
+    )
+    path = folder / "completions_00010.parquet"
+    pq.write_table(table, path)
+    return path
+
+
+@pytest.mark.parametrize("column", ["reward", "score", "accuracy_reward"])
+def test_trl_completion_lands_whatever_its_one_reward_function_is_named(
+    tmp_path: Path, lake: Path, column: str
+) -> None:
+    """A reward function named ``reward`` (or ``score``) is a reward column, not the score slot."""
+    path = write_trl_one_reward(tmp_path / "grpo-qwen", column)
+    result = ingest_rollouts(path, lake=lake, workers=1)
+    assert (result.rows_landed, result.rows_rejected) == (3, 0)
+    rows = lake_rows(lake)
+    assert [(r["iteration"], r["response"]) for r in rows] == [(10, "4"), (10, "5"), (10, "7")]
+    assert [r["score"] for r in rows] == [1.0, 0.0, 0.5]
+    assert [r["rewards"] for r in rows] == [{column: 1.0}, {column: 0.0}, {column: 0.5}]
+    assert [json.loads(r["extra"]) for r in rows] == [
+        {"advantage": 0.5},
+        {"advantage": -0.5},
+        {"advantage": 0.0},
+    ]
+
+
+def test_trl_reward_column_named_reward_stays_a_reward_when_scored_at_ingest(
+    tmp_path: Path, lake: Path
+) -> None:
+    """--reward gives the score; the file's ``reward`` column is still its function's rewards."""
+    path = write_trl_one_reward(tmp_path / "grpo-qwen", "reward")
+    result = ingest_rollouts(
+        path, lake=lake, reward="tests.data.custom_rewards:completion_is_four", workers=1
+    )
+    assert (result.rows_landed, result.rows_rejected) == (3, 0)
+    rows = lake_rows(lake)
+    assert [r["score"] for r in rows] == [1.0, 0.0, 0.0]
+    assert [r["rewards"] for r in rows] == [{"reward": 1.0}, {"reward": 0.0}, {"reward": 0.5}]
+    assert [json.loads(r["extra"]) for r in rows] == [
+        {"advantage": 0.5},
+        {"advantage": -0.5},
         {"advantage": 0.0},
     ]
 

@@ -47,7 +47,8 @@ rollouts as (
     select *
     from changed
     {# a cheap screen on the text before any JSON is parsed #}
-    where extra is not null
+    where
+        extra is not null
         and regexp_matches(cast(extra as varchar), '"({{ agent_keys }})"')
 ),
 
@@ -97,7 +98,8 @@ agentic as (
             given_num_turns, assistant_messages, len(turn_advantages), len(turn_rewards)
         ) as num_turns
     from counted
-    where given_num_turns is not null
+    where
+        given_num_turns is not null
         or max_turns is not null
         or exit_reason is not null
         or total_tokens is not null
@@ -111,15 +113,13 @@ rows_and_markers as (
     select * from agentic
     union all by name
     select
-        run_id,
-        iteration,
-        max(ingested_at) as ingested_at
+        changed.run_id,
+        changed.iteration,
+        max(changed.ingested_at) as ingested_at
     from changed
-    group by run_id, iteration
-    having not exists (
-        select 1 from agentic
-        where agentic.run_id = changed.run_id and agentic.iteration = changed.iteration
-    )
+    anti join agentic
+        on changed.run_id = agentic.run_id and changed.iteration = agentic.iteration
+    group by 1, 2
 ),
 
 final as (

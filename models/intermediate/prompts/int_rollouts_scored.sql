@@ -50,7 +50,7 @@ scored as (
         response_chars,
         row_number() over (
             partition by run_id, iteration, prompt_hash
-            order by score desc, sample_idx
+            order by score desc, sample_idx asc
         ) as score_rank,
 
         ---------- booleans

@@ -40,7 +40,7 @@ final as (
         ---------- timestamps
         max(ingested_through) as ingested_through
     from samples
-    group by run_id, reward_function
+    group by 1, 2
 )
 
 select * from final

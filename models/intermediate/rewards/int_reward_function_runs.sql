@@ -28,7 +28,7 @@ run_basis as (
         count(distinct step) filter (where basis = 'samples') as sample_steps,
         count(distinct step) as all_steps
     from steps
-    group by run_id
+    group by 1
 ),
 
 judged as (
@@ -39,14 +39,18 @@ judged as (
         run_basis.all_steps
     from steps
     inner join run_basis
-        on steps.run_id = run_basis.run_id
-        and steps.basis = run_basis.basis
+        on
+            steps.run_id = run_basis.run_id
+            and steps.basis = run_basis.basis
 ),
 
 run_steps as (
-    select run_id, count(distinct step) as steps, sum(coalesce(total, mean)) as run_total
+    select
+        run_id,
+        count(distinct step) as steps,
+        sum(coalesce(total, mean)) as run_total
     from judged
-    group by run_id
+    group by 1
 ),
 
 pooled_mean as (
@@ -96,10 +100,11 @@ final as (
     from pooled_mean
     inner join run_steps on pooled_mean.run_id = run_steps.run_id
     left join {{ ref('int_reward_function_coverage') }} as coverage
-        on pooled_mean.run_id = coverage.run_id
-        and pooled_mean.reward_function = coverage.reward_function
-        and pooled_mean.basis = 'samples'
-    group by pooled_mean.run_id, pooled_mean.reward_function
+        on
+            pooled_mean.run_id = coverage.run_id
+            and pooled_mean.reward_function = coverage.reward_function
+            and pooled_mean.basis = 'samples'
+    group by 1, 2
 ),
 
 terms as (

@@ -7,28 +7,45 @@
 with
 
 performance as (
-    select run_id, step, value as performance
+    select
+        run_id,
+        step,
+        value as performance
     from {{ ref('int_reward_logged') }}
     where measure = 'performance' and isfinite(value)
 ),
 
 rewards as (
-    select run_id, cast(null as varchar) as reward_function, step, mean as reward
+    select
+        run_id,
+        cast(null as varchar) as reward_function,
+        step,
+        mean as reward
     from {{ ref('fct_reward_steps') }}
     where isfinite(mean)
     union all
-    select run_id, reward_function, step, mean
+    select
+        run_id,
+        reward_function,
+        step,
+        mean
     from {{ ref('fct_reward_function_steps') }}
     where isfinite(mean)
 ),
 
 series as (
-    select distinct run_id, reward_function
+    select distinct
+        run_id,
+        reward_function
     from rewards
 ),
 
 wanted as (
-    select series.run_id, series.reward_function, performance.step, performance.performance
+    select
+        series.run_id,
+        series.reward_function,
+        performance.step,
+        performance.performance
     from series
     inner join performance on series.run_id = performance.run_id
 ),
@@ -43,9 +60,10 @@ aligned as (
         wanted.performance
     from wanted
     asof inner join rewards
-        on wanted.run_id = rewards.run_id
-        and coalesce(wanted.reward_function, '') = coalesce(rewards.reward_function, '')
-        and wanted.step >= rewards.step
+        on
+            wanted.run_id = rewards.run_id
+            and coalesce(wanted.reward_function, '') = coalesce(rewards.reward_function, '')
+            and wanted.step >= rewards.step
 ),
 
 final as (

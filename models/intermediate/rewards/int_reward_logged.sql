@@ -16,7 +16,12 @@
 with
 
 history as (
-    select run_id, step, metric, canonical_metric, value
+    select
+        run_id,
+        step,
+        metric,
+        canonical_metric,
+        value
     from {{ ref('fct_metric_history') }}
 ),
 
@@ -39,7 +44,8 @@ parsed as (
             1
         ) as step_measure
     from history
-    where canonical_metric in ('reward_mean', 'reward_std', 'kl', 'entropy')
+    where
+        canonical_metric in ('reward_mean', 'reward_std', 'kl', 'entropy')
         or metric = '{{ var("performance_metric") }}'
         or canonical_metric = '{{ var("performance_metric") }}'
         or regexp_matches(metric, '^(?:train/)?(?:rewards|contributions|training|batch)/')
@@ -81,7 +87,8 @@ performance as (
         'performance' as measure,
         value
     from history
-    where metric = '{{ var("performance_metric") }}'
+    where
+        metric = '{{ var("performance_metric") }}'
         or canonical_metric = '{{ var("performance_metric") }}'
     qualify row_number() over (
         partition by run_id, step order by (metric = '{{ var("performance_metric") }}') desc, metric
@@ -91,12 +98,22 @@ performance as (
 {# A value logged under two keys (`rewards/functions/f` and
    `train/rewards/functions/f`) is one value: the first key's by name. #}
 final as (
-    select run_id, step, reward_function, measure, arg_min(value, metric) as value
+    select
+        run_id,
+        step,
+        reward_function,
+        measure,
+        arg_min(value, metric) as value
     from measures
     where measure is not null
-    group by run_id, step, reward_function, measure
+    group by 1, 2, 3, 4
     union all
-    select run_id, step, reward_function, measure, value
+    select
+        run_id,
+        step,
+        reward_function,
+        measure,
+        value
     from performance
 )
 

@@ -18,7 +18,7 @@ pooled as (
         sum(n * mean_a) / sum(n) as mean_a,
         sum(n * mean_b) / sum(n) as mean_b
     from pairs
-    group by run_id, function_a, function_b
+    group by 1, 2, 3
 ),
 
 final as (
@@ -38,7 +38,7 @@ final as (
         ) as comoment
     from pairs
     inner join pooled using (run_id, function_a, function_b)
-    group by pairs.run_id, pairs.function_a, pairs.function_b
+    group by 1, 2, 3
 )
 
 select * from final

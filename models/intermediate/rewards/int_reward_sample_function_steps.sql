@@ -11,7 +11,9 @@
 with
 
 samples as (
-    {{ changed_rows(ref('int_reward_samples'), ['run_id', 'step'], upstream_time='ingested_through') }}
+    {{
+        changed_rows(ref('int_reward_samples'), ['run_id', 'step'], upstream_time='ingested_through')
+    }}
 ),
 
 final as (
@@ -36,7 +38,7 @@ final as (
         ---------- timestamps
         max(ingested_through) as ingested_through
     from samples
-    group by run_id, step, reward_function
+    group by 1, 2, 3
 )
 
 select * from final

@@ -15,7 +15,9 @@
 with
 
 samples as (
-    {{ changed_rows(ref('int_reward_samples'), ['run_id', 'step'], upstream_time='ingested_through') }}
+    {{
+        changed_rows(ref('int_reward_samples'), ['run_id', 'step'], upstream_time='ingested_through')
+    }}
 ),
 
 paired as (
@@ -29,10 +31,11 @@ paired as (
         greatest(a.ingested_through, b.ingested_through) as ingested_through
     from samples as a
     inner join samples as b
-        on a.run_id = b.run_id
-        and a.step = b.step
-        and a.sample_idx = b.sample_idx
-        and a.reward_function <= b.reward_function
+        on
+            a.run_id = b.run_id
+            and a.step = b.step
+            and a.sample_idx = b.sample_idx
+            and a.reward_function <= b.reward_function
 ),
 
 final as (
@@ -52,7 +55,7 @@ final as (
         ---------- timestamps
         max(ingested_through) as ingested_through
     from paired
-    group by run_id, step, function_a, function_b
+    group by 1, 2, 3, 4
 )
 
 select * from final

@@ -14,7 +14,9 @@
 with
 
 samples as (
-    {{ changed_rows(ref('int_reward_samples'), ['run_id', 'step'], upstream_time='ingested_through') }}
+    {{
+        changed_rows(ref('int_reward_samples'), ['run_id', 'step'], upstream_time='ingested_through')
+    }}
 ),
 
 per_sample as (
@@ -25,7 +27,7 @@ per_sample as (
         sum(reward) as total_reward,
         max(ingested_through) as ingested_through
     from samples
-    group by run_id, step, sample_idx
+    group by 1, 2, 3
 ),
 
 shifted as (
@@ -68,7 +70,7 @@ final as (
         ---------- timestamps
         max(ingested_through) as ingested_through
     from normalised
-    group by run_id, step
+    group by 1, 2
 )
 
 select * from final

@@ -30,18 +30,20 @@ with
 
 rollouts as (
     select
-        run_id,
-        iteration as step,
-        prompt_hash,
-        sample_idx,
-        rewards,
-        v_i,
-        s_i,
-        format_score,
-        ingested_at
+        upstream.run_id,
+        upstream.iteration as step,
+        upstream.prompt_hash,
+        upstream.sample_idx,
+        upstream.rewards,
+        upstream.v_i,
+        upstream.s_i,
+        upstream.format_score,
+        upstream.ingested_at
     from {{ ref('stg_rollouts') }} as upstream
     where (
-        cardinality(rewards) > 0 or v_i is not null or s_i is not null
+        cardinality(upstream.rewards) > 0
+        or upstream.v_i is not null
+        or upstream.s_i is not null
     )
     {%- if is_incremental() %}
         and {{ groups_predicate(groups, ['run_id', 'iteration']) }}
@@ -62,18 +64,20 @@ rollout_rewards as (
         run_id,
         step,
         sample_number as sample_idx,
-        unnest(
+        {#- unnest(..., recursive := true) expands each struct into its own
+            columns (reward_function, reward), so it takes no alias -#}
+        unnest(  -- noqa: AL03
             case
                 when cardinality(rewards) > 0
                     then list_transform(
                         map_entries(rewards),
-                        entry -> {'reward_function': entry.key, 'reward': entry.value}
+                        entry -> { 'reward_function': entry.key, 'reward': entry.value }
                     )
                 else list_filter(
                     [
-                        {'reward_function': 'V_i', 'reward': v_i},
-                        {'reward_function': 'S_i', 'reward': s_i},
-                        {'reward_function': 'format_score', 'reward': format_score}
+                        { 'reward_function': 'V_i', 'reward': v_i },
+                        { 'reward_function': 'S_i', 'reward': s_i },
+                        { 'reward_function': 'format_score', 'reward': format_score }
                     ],
                     component -> component.reward is not null
                 )
@@ -88,14 +92,14 @@ rollout_rewards as (
 
 monitor_rewards as (
     select
-        run_id,
-        step,
-        sample_idx,
-        reward_function,
-        reward,
+        upstream.run_id,
+        upstream.step,
+        upstream.sample_idx,
+        upstream.reward_function,
+        upstream.reward,
         'reward-monitor' as source,
         2 as source_rank,
-        ingested_at
+        upstream.ingested_at
     from {{ ref('stg_reward_samples') }} as upstream
     {%- if is_incremental() %}
     where {{ groups_predicate(groups, ['run_id', 'step']) }}

@@ -33,9 +33,11 @@ changed_history as (
 ),
 
 run_parts as (
-    select run_id, max(run_parts) as run_parts
+    select
+        run_id,
+        max(run_parts) as run_parts
     from changed_history
-    group by run_id
+    group by 1
 ),
 
 finite_points as (
@@ -45,7 +47,8 @@ finite_points as (
         step,
         value
     from changed_history
-    where canonical_metric in {{ judged_metrics() }}
+    where
+        canonical_metric in {{ judged_metrics() }}
         and isfinite(value)
 ),
 
@@ -122,7 +125,7 @@ noise as (
             0
         ) as noise_scale
     from scored
-    group by run_id, metric
+    group by 1, 2
 ),
 
 final as (
@@ -142,7 +145,8 @@ final as (
         residuals.trailing_spread,
         noise.noise_scale,
         case
-            when noise.noise_scale > 0 then residuals.residual
+            when noise.noise_scale > 0 then
+                residuals.residual
                 / greatest(noise.noise_scale, coalesce(residuals.trailing_spread, 0))
         end as z,
         run_parts.run_parts

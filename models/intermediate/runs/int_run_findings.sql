@@ -45,9 +45,11 @@ changed_history as (
 ),
 
 judged_runs as (
-    select run_id, max(run_parts) as run_parts
+    select
+        run_id,
+        max(run_parts) as run_parts
     from changed_history
-    group by run_id
+    group by 1
 ),
 
 history as (
@@ -57,18 +59,19 @@ history as (
 
 reliability as (
     select * from {{ ref('fct_rollout_reliability') }}
-    where run_id in (select run_id from judged_runs)
+    where run_id in (select judged_runs.run_id from judged_runs)
 ),
 
 cache_stats as (
     select * from {{ ref('fct_cache_stats') }}
-    where run_id in (select run_id from judged_runs)
+    where run_id in (select judged_runs.run_id from judged_runs)
 ),
 
 power_law as (
     select * from {{ ref('fct_power_law_fit') }}
-    where scope = 'run'
-        and run_id in (select run_id from judged_runs)
+    where
+        scope = 'run'
+        and run_id in (select judged_runs.run_id from judged_runs)
 ),
 
 hypotheses as (
@@ -90,7 +93,7 @@ run_lengths as (
         ) as excursion_z,
         count(distinct step) as steps
     from history
-    group by run_id
+    group by 1
 ),
 
 
@@ -103,7 +106,13 @@ scores as (
 ),
 
 numbered as (
-    select run_id, metric, step, n, value from scores
+    select
+        run_id,
+        metric,
+        step,
+        n,
+        value
+    from scores
 ),
 
 baselines as (
@@ -139,19 +148,21 @@ windows as (
         end as window_r2,
         avg(member.value) as window_mean
     from numbered as point
-    {#- An equality join on each offset, so the cost grows with the points
-        times the window, not with the points squared. #}
     cross join (
-        values {% for offset in range(window) %}({{ offset }}){{ ", " if not loop.last }}{% endfor %}
+        {#- An equality join on each offset, so the cost grows with the points
+            times the window, not with the points squared. #}
+        values ({{ range(window) | join('), (') }})
     ) as offsets (back)
     inner join numbered as member
-        on point.run_id = member.run_id
-        and point.metric = member.metric
-        and member.n = point.n - offsets.back
-    where point.metric in (
-        'reward_mean', 'loss', 'empty_responses', 'kl', 'clip_ratio', 'response_length'
-    )
-    group by point.run_id, point.metric, point.n
+        on
+            point.run_id = member.run_id
+            and point.metric = member.metric
+            and member.n = point.n - offsets.back
+    where
+        point.metric in (
+            'reward_mean', 'loss', 'empty_responses', 'kl', 'clip_ratio', 'response_length'
+        )
+    group by 1, 2, 3
 ),
 
 stats as (
@@ -198,31 +209,35 @@ instability_spikes as (
         1 as severity_rank,
         abs(z) as strength,
         case metric
-            when 'reward_mean_change' then
-                'reward_mean moved by ' || cast(round(value, 3) as varchar) || ' at step ' || step
-                || ', z ' || cast(round(z, 1) as varchar) || ' against its step-to-step changes'
-            when 'extraction_rate' then
-                'extraction_rate fell to ' || cast(round(value, 3) as varchar)
-                || ' at step ' || step
-                || ', z ' || cast(round(z, 1) as varchar) || ' below its trailing median '
-                || cast(round(trailing_median, 3) as varchar)
+            when 'reward_mean_change'
+                then
+                    'reward_mean moved by ' || cast(round(value, 3) as varchar)
+                    || ' at step ' || step
+                    || ', z ' || cast(round(z, 1) as varchar) || ' against its step-to-step changes'
+            when 'extraction_rate'
+                then
+                    'extraction_rate fell to ' || cast(round(value, 3) as varchar)
+                    || ' at step ' || step
+                    || ', z ' || cast(round(z, 1) as varchar) || ' below its trailing median '
+                    || cast(round(trailing_median, 3) as varchar)
             else
                 metric || ' reached ' || cast(round(value, 3) as varchar) || ' at step ' || step
                 || ', z ' || cast(round(z, 1) as varchar) || ' above its trailing median '
                 || cast(round(trailing_median, 3) as varchar)
         end as phrase,
         [
-            {'key': metric, 'value': value},
-            {'key': metric || '_z', 'value': z},
-            {'key': metric || '_trailing_median', 'value': trailing_median}
+            { 'key': metric, 'value': value },
+            { 'key': metric || '_z', 'value': z },
+            { 'key': metric || '_trailing_median', 'value': trailing_median }
         ] as measures
     from (
         select
             *,
             lag(z) over (partition by run_id, metric order by n) as previous_z
         from stats
-    )
-    where (metric in ('loss', 'grad_norm') and z > {{ spike_z }})
+    ) as with_previous_z
+    where
+        (metric in ('loss', 'grad_norm') and z > {{ spike_z }})
         or (
             metric = 'reward_mean_change' and abs(z) > {{ spike_z }}
             {# One odd batch moves the reward away and back: the way back is
@@ -244,10 +259,11 @@ instability_non_finite as (
         3 as severity_rank,
         cast(1e9 as double) as strength,
         canonical_metric || ' was ' || cast(value as varchar) || ' at step ' || step as phrase,
-        [{'key': canonical_metric || '_non_finite_step', 'value': cast(step as double)}]
+        [{ 'key': canonical_metric || '_non_finite_step', 'value': cast(step as double) }]
             as measures
     from history
-    where canonical_metric in ('loss', 'grad_norm', 'reward_mean', 'kl', 'entropy')
+    where
+        canonical_metric in ('loss', 'grad_norm', 'reward_mean', 'kl', 'entropy')
         and not isfinite(value)
 ),
 
@@ -291,9 +307,10 @@ reward_before_spike as (
         reward.trailing_points as reward_points_before
     from grad_spikes
     inner join stats as reward
-        on grad_spikes.run_id = reward.run_id
-        and reward.metric = 'reward_mean'
-        and reward.step >= grad_spikes.spike_step
+        on
+            grad_spikes.run_id = reward.run_id
+            and reward.metric = 'reward_mean'
+            and grad_spikes.spike_step <= reward.step
     qualify row_number() over (
         partition by grad_spikes.run_id, grad_spikes.spike_step order by reward.step
     ) = 1
@@ -311,13 +328,17 @@ collapsed_points as (
     from reward_before_spike
     inner join run_lengths on reward_before_spike.run_id = run_lengths.run_id
     inner join reward_moving as moving
-        on reward_before_spike.run_id = moving.run_id
-        and moving.step between reward_before_spike.spike_step
-        and reward_before_spike.spike_step + {{ var('collapse_window') }}
-    where reward_before_spike.reward_points_before >= {{ min_history }}
+        on
+            reward_before_spike.run_id = moving.run_id
+            and moving.step between reward_before_spike.spike_step
+            and reward_before_spike.spike_step + {{ var('collapse_window') }}
+    where
+        reward_before_spike.reward_points_before >= {{ min_history }}
         and moving.run_points = {{ var('collapse_min_points') }}
-        and moving.run_mean <= reward_before_spike.reward_before
+        and moving.run_mean <= (
+            reward_before_spike.reward_before
             - {{ var('collapse_drop_fraction') }} * abs(reward_before_spike.reward_before)
+        )
         {# Every spike's window is searched: beyond what noise gives a run
            this long, not just spike_z. #}
         and (reward_before_spike.reward_before - moving.run_mean) > run_lengths.excursion_z * (
@@ -338,7 +359,7 @@ collapses as (
         arg_min(reward_step, reward) as collapse_step,
         max(drop_z) as drop_z
     from collapsed_points
-    group by run_id, spike_step
+    group by 1, 2
 ),
 
 collapse_signals as (
@@ -354,9 +375,9 @@ collapse_signals as (
         || ', z ' || cast(round(grad_z, 1) as varchar) || ' above its trailing median '
         || cast(round(grad_trailing_median, 3) as varchar) as phrase,
         [
-            {'key': 'grad_norm', 'value': grad_norm},
-            {'key': 'grad_norm_z', 'value': grad_z},
-            {'key': 'spike_step', 'value': cast(spike_step as double)}
+            { 'key': 'grad_norm', 'value': grad_norm },
+            { 'key': 'grad_norm_z', 'value': grad_z },
+            { 'key': 'spike_step', 'value': cast(spike_step as double) }
         ] as measures
     from collapses
     union all
@@ -379,15 +400,15 @@ collapse_signals as (
         || '% below its trailing median ' || cast(round(reward_before, 3) as varchar)
         || ' (z ' || cast(round(drop_z, 1) as varchar) || ')' as phrase,
         [
-            {'key': 'reward_before', 'value': reward_before},
-            {'key': 'reward_min', 'value': reward_min},
+            { 'key': 'reward_before', 'value': reward_before },
+            { 'key': 'reward_min', 'value': reward_min },
             {
                 'key': 'drop_fraction',
                 'value': (reward_before - reward_min) / nullif(abs(reward_before), 0)
             },
-            {'key': 'reward_drop_z', 'value': drop_z},
-            {'key': 'collapse_step', 'value': cast(collapse_step as double)},
-            {'key': 'steps_to_collapse', 'value': cast(collapse_step - spike_step as double)}
+            { 'key': 'reward_drop_z', 'value': drop_z },
+            { 'key': 'collapse_step', 'value': cast(collapse_step as double) },
+            { 'key': 'steps_to_collapse', 'value': cast(collapse_step - spike_step as double) }
         ] as measures
     from collapses
 ),
@@ -456,6 +477,16 @@ rest_of_series as (
         whole_series as (partition by run_id, metric)
 ),
 
+levels as (
+    select
+        run_id,
+        metric,
+        step,
+        trailing_median as level,
+        noise_scale
+    from stats
+),
+
 flat_stretches as (
     {#- A point starts a flat stretch when, from it to the series' end (at
         least `horizon` points), the reward's trend is below the flat-slope
@@ -464,32 +495,38 @@ flat_stretches as (
         reward that still rises slowly over a long run is not flat: over
         hundreds of points the standard error is small. -#}
     select
-        *,
+        rest_of_series.*,
+        levels.level,
+        levels.noise_scale,
         sqrt(
-            greatest(rest_syy - rest_slope * rest_sxy, 0) / (rest_points - 2) / rest_sxx
+            greatest(
+                rest_of_series.rest_syy - rest_of_series.rest_slope * rest_of_series.rest_sxy, 0
+            )
+            / (rest_of_series.rest_points - 2)
+            / rest_of_series.rest_sxx
         ) as rest_slope_se,
         {#- From the median of the first spike_window points to the median
             of the spike_window points before this one (two separate
-            windows, so not before 2 x spike_window points). -#}
+            windows, so not before 2 x spike_window points). #}
         case
-            when n > 2 * {{ spike_window }}
-                then (level - first_level) / nullif(step - first_step, 0)
+            when rest_of_series.n > 2 * {{ spike_window }}
+                then
+                    (levels.level - rest_of_series.first_level)
+                    / nullif(step - rest_of_series.first_step, 0)
         end as pace_before,
         {#- Did it rise before? The two medians differ by more than trend_z
-            standard errors (a median of w points: about 1.25 sd / sqrt(w)). -#}
+            standard errors (a median of w points: about 1.25 sd / sqrt(w)). #}
         coalesce(
-            n > 2 * {{ spike_window }}
-            and level - first_level
-            > {{ var('trend_z') }} * 1.25 * noise_scale * sqrt(2.0 / {{ spike_window }}),
+            rest_of_series.n > 2 * {{ spike_window }}
+            and levels.level - rest_of_series.first_level
+            > {{ var('trend_z') }} * 1.25 * levels.noise_scale * sqrt(2.0 / {{ spike_window }}),
             false
         ) as rose_before
     from rest_of_series
-    inner join (
-        select run_id, metric, step, trailing_median as level, noise_scale
-        from stats
-    ) as here using (run_id, metric, step)
-    where rest_points >= greatest(horizon, 3)
-        and rest_sxx > 0
+    inner join levels using (run_id, metric, step)
+    where
+        rest_of_series.rest_points >= greatest(rest_of_series.horizon, 3)
+        and rest_of_series.rest_sxx > 0
 ),
 
 plateau_points as (
@@ -502,15 +539,18 @@ plateau_points as (
         when 'reward_mean' then {{ var('plateau_slope_eps') }}
         else {{ var('elo_plateau_slope_eps') }}
     end
-        and case
-            {#- slower than a fifth of its pace so far, after a rise ... #}
-            when rose_before then rest_slope + {{ var('trend_z') }} * rest_slope_se
+    and case
+        {#- slower than a fifth of its pace so far, after a rise ... #}
+        when rose_before
+            then
+                rest_slope + {{ var('trend_z') }} * rest_slope_se
                 < {{ var('plateau_pace_fraction') }} * pace_before
             {#- ... or, without one, gaining less than a twentieth of its
                 spread by the end #}
-            else (rest_slope + {{ var('trend_z') }} * rest_slope_se) * (last_step - step)
-                < {{ var('plateau_min_gain') }} * spread
-        end
+        else
+            (rest_slope + {{ var('trend_z') }} * rest_slope_se) * (last_step - step)
+            < {{ var('plateau_min_gain') }} * spread
+    end
 ),
 
 plateau_signals as (
@@ -533,10 +573,11 @@ plateau_signals as (
         2 as severity_rank,
         cast(flat_points as double) as strength,
         case
-            when saturated then
-                metric || ' sat at its maximum ' || cast(round(series_max, 3) as varchar)
-                || ' on ' || cast(cast(round(100 * rest_at_max) as bigint) as varchar)
-                || '% of the points from step ' || step || ' to ' || last_step
+            when saturated
+                then
+                    metric || ' sat at its maximum ' || cast(round(series_max, 3) as varchar)
+                    || ' on ' || cast(cast(round(100 * rest_at_max) as bigint) as varchar)
+                    || '% of the points from step ' || step || ' to ' || last_step
             else
                 metric || ' stopped improving at step ' || step || ': to step ' || last_step
                 || ' its trend was ' || cast(round(rest_slope, 6) + 0.0 as varchar)
@@ -551,21 +592,21 @@ plateau_signals as (
         end
         || ' (' || flat_points || ' flat starting points)' as phrase,
         [
-            {'key': metric || '_slope', 'value': rest_slope},
-            {'key': metric || '_slope_se', 'value': rest_slope_se},
-            {'key': metric || '_mean_after', 'value': rest_mean},
-            {'key': metric || '_gain_upper', 'value': gain_upper},
-            {'key': metric || '_spread', 'value': spread},
-            {'key': metric || '_pace_before', 'value': pace_before},
-            {'key': metric || '_share_at_max', 'value': rest_at_max},
-            {'key': metric || '_flat_points', 'value': cast(flat_points as double)}
+            { 'key': metric || '_slope', 'value': rest_slope },
+            { 'key': metric || '_slope_se', 'value': rest_slope_se },
+            { 'key': metric || '_mean_after', 'value': rest_mean },
+            { 'key': metric || '_gain_upper', 'value': gain_upper },
+            { 'key': metric || '_spread', 'value': spread },
+            { 'key': metric || '_pace_before', 'value': pace_before },
+            { 'key': metric || '_share_at_max', 'value': rest_at_max },
+            { 'key': metric || '_flat_points', 'value': cast(flat_points as double) }
         ] as measures
     from (
         select
             *,
             count(*) over (partition by run_id, metric, saturated) as flat_points
         from plateau_points
-    )
+    ) as with_flat_points
     qualify row_number() over (
         partition by run_id, metric, saturated
         order by
@@ -590,7 +631,7 @@ infrastructure_signals as (
         failed_rollouts as strength,
         cast(cast(round(failed_rollouts) as bigint) as varchar) || ' failed rollouts at step '
         || step as phrase,
-        [{'key': 'failed_rollouts', 'value': failed_rollouts}] as measures
+        [{ 'key': 'failed_rollouts', 'value': failed_rollouts }] as measures
     from reliability
     where is_failure
     union all
@@ -615,10 +656,10 @@ infrastructure_signals as (
         || cast(round(value / trailing_median, 1) as varchar) || 'x its trailing median '
         || cast(round(trailing_median, 2) as varchar) || ' s' as phrase,
         [
-            {'key': metric, 'value': value},
-            {'key': metric || '_z', 'value': z},
-            {'key': metric || '_ratio', 'value': value / trailing_median},
-            {'key': metric || '_trailing_median', 'value': trailing_median}
+            { 'key': metric, 'value': value },
+            { 'key': metric || '_z', 'value': z },
+            { 'key': metric || '_ratio', 'value': value / trailing_median },
+            { 'key': metric || '_trailing_median', 'value': trailing_median }
         ] as measures
     from stats
     where metric in ('max_total_s', 'max_volume_reload_s') and z > {{ spike_z }}
@@ -638,7 +679,7 @@ degradation_signals as (
         'extraction_rate ' || cast(round(value, 3) as varchar) || ' at step ' || step || ', below '
         || '{{ var("extraction_rate_min") }}' as phrase,
         [
-            {'key': 'extraction_rate', 'value': value},
+            { 'key': 'extraction_rate', 'value': value },
             {
                 'key': 'extraction_rate_min',
                 'value': cast({{ var('extraction_rate_min') }} as double)
@@ -650,9 +691,10 @@ degradation_signals as (
             lag(value) over (partition by run_id order by n) as previous_value
         from stats
         where metric = 'extraction_rate'
-    )
+    ) as extraction_points
     {#- Below the minimum two points running: one low batch is noise. #}
-    where value < {{ var('extraction_rate_min') }}
+    where
+        value < {{ var('extraction_rate_min') }}
         and previous_value < {{ var('extraction_rate_min') }}
     union all
     select
@@ -668,12 +710,13 @@ degradation_signals as (
         || cast(round(baseline_mean, 1) as varchar)
             as phrase,
         [
-            {'key': 'empty_responses_window_mean', 'value': window_mean},
-            {'key': 'empty_responses_baseline_mean', 'value': baseline_mean},
-            {'key': 'empty_responses_slope', 'value': window_slope}
+            { 'key': 'empty_responses_window_mean', 'value': window_mean },
+            { 'key': 'empty_responses_baseline_mean', 'value': baseline_mean },
+            { 'key': 'empty_responses_slope', 'value': window_slope }
         ] as measures
     from stats
-    where metric = 'empty_responses'
+    where
+        metric = 'empty_responses'
         and window_points = {{ window }}
         and baseline_points >= {{ min_history }}
         and window_slope > 0
@@ -692,18 +735,19 @@ degradation_signals as (
         || ' to a mean of ' || cast(round(reward.window_mean, 3) as varchar) || ' from '
         || cast(round(reward.baseline_mean, 3) as varchar) || ' before'
         || case
-            when loss.step is not null then
-                ', while loss stayed low (' || cast(round(loss.window_mean, 3) as varchar)
-                || ' against ' || cast(round(loss.baseline_mean, 3) as varchar) || ')'
+            when loss.step is not null
+                then
+                    ', while loss stayed low (' || cast(round(loss.window_mean, 3) as varchar)
+                    || ' against ' || cast(round(loss.baseline_mean, 3) as varchar) || ')'
             else ' (no loss logged)'
         end as phrase,
         [
-            {'key': 'reward_mean_slope', 'value': reward.window_slope},
-            {'key': 'reward_mean_window_mean', 'value': reward.window_mean},
-            {'key': 'reward_mean_baseline_mean', 'value': reward.baseline_mean},
-            {'key': 'reward_mean_drop_z', 'value': reward.drop_z},
-            {'key': 'loss_window_mean', 'value': loss.window_mean},
-            {'key': 'loss_baseline_mean', 'value': loss.baseline_mean}
+            { 'key': 'reward_mean_slope', 'value': reward.window_slope },
+            { 'key': 'reward_mean_window_mean', 'value': reward.window_mean },
+            { 'key': 'reward_mean_baseline_mean', 'value': reward.baseline_mean },
+            { 'key': 'reward_mean_drop_z', 'value': reward.drop_z },
+            { 'key': 'loss_window_mean', 'value': loss.window_mean },
+            { 'key': 'loss_baseline_mean', 'value': loss.baseline_mean }
         ] as measures
     from (
         {#- How far the window's mean sits below the baseline's, in standard
@@ -719,27 +763,28 @@ degradation_signals as (
     {#- Where a loss is logged it must not have risen (the analysis's "despite
         low loss"); a run without one is judged on its reward alone. #}
     left join stats as loss
-        on reward.run_id = loss.run_id
-        and reward.step = loss.step
-        and loss.metric = 'loss'
-        and loss.window_points = {{ window }}
-        and loss.baseline_points >= {{ min_history }}
-    where reward.window_points = {{ window }}
+        on
+            reward.run_id = loss.run_id
+            and reward.step = loss.step
+            and loss.metric = 'loss'
+            and loss.window_points = {{ window }}
+            and loss.baseline_points >= {{ min_history }}
+    {#- A fall right after a gradient spike is a collapse, not a drift. #}
+    anti join grad_spikes
+        on
+            reward.run_id = grad_spikes.run_id
+            and grad_spikes.spike_step
+            between reward.window_first_step - {{ var('collapse_window') }} and reward.step
+    where
+        reward.window_points = {{ window }}
         and reward.baseline_points >= {{ min_history }}
-        {#- A fall right after a gradient spike is a collapse, not a drift. #}
-        and not exists (
-            select 1
-            from grad_spikes
-            where grad_spikes.run_id = reward.run_id
-                and grad_spikes.spike_step
-                between reward.window_first_step - {{ var('collapse_window') }} and reward.step
-        )
         and reward.window_slope < -{{ var('plateau_slope_eps') }}
         {#- Judged at every point, so beyond what noise gives a run this long. #}
         and reward.drop_z > run_lengths.excursion_z
         {#- ... and by more than a fall at the flat-slope limit loses over a window. #}
-        and reward.baseline_mean - reward.window_mean
-            > {{ window }} * {{ var('plateau_slope_eps') }}
+        and reward.baseline_mean - reward.window_mean > (
+            {{ window }} * {{ var('plateau_slope_eps') }}
+        )
         and (loss.step is null or loss.window_mean <= loss.baseline_mean)
 ),
 
@@ -759,13 +804,13 @@ power_law_signals as (
         || cast(round(r_squared, 3) as varchar) || ' over ' || n_used || ' points, '
         || n_excluded || ' non-positive excluded)' as phrase,
         [
-            {'key': 'exponent', 'value': exponent},
-            {'key': 'prefactor', 'value': prefactor},
-            {'key': 'r_squared', 'value': r_squared},
-            {'key': 'n_used', 'value': cast(n_used as double)},
-            {'key': 'n_excluded', 'value': cast(n_excluded as double)},
-            {'key': 'target_reward', 'value': target_reward},
-            {'key': 'compute_for_target', 'value': compute_for_target}
+            { 'key': 'exponent', 'value': exponent },
+            { 'key': 'prefactor', 'value': prefactor },
+            { 'key': 'r_squared', 'value': r_squared },
+            { 'key': 'n_used', 'value': cast(n_used as double) },
+            { 'key': 'n_excluded', 'value': cast(n_excluded as double) },
+            { 'key': 'target_reward', 'value': target_reward },
+            { 'key': 'compute_for_target', 'value': compute_for_target }
         ] as measures
     from power_law
     where exponent is not null
@@ -788,14 +833,15 @@ cache_signals as (
         || cast(round(cache_stats.hit_rate_after_warmup, 3) as varchar) || ')'
             as phrase,
         [
-            {'key': 'hit_rate', 'value': stats.value},
-            {'key': 'cache_hit_low', 'value': cast({{ var('cache_hit_low') }} as double)},
-            {'key': 'hit_rate_after_warmup', 'value': cache_stats.hit_rate_after_warmup},
-            {'key': 'avg_hit_rate', 'value': cache_stats.avg_hit_rate}
+            { 'key': 'hit_rate', 'value': stats.value },
+            { 'key': 'cache_hit_low', 'value': cast({{ var('cache_hit_low') }} as double) },
+            { 'key': 'hit_rate_after_warmup', 'value': cache_stats.hit_rate_after_warmup },
+            { 'key': 'avg_hit_rate', 'value': cache_stats.avg_hit_rate }
         ] as measures
     from stats
     inner join cache_stats using (run_id)
-    where stats.metric = 'cache_hit_rate'
+    where
+        stats.metric = 'cache_hit_rate'
         and stats.step >= cache_stats.first_step + {{ var('cache_warmup_steps') }}
         and stats.value < {{ var('cache_hit_low') }}
     union all
@@ -809,7 +855,7 @@ cache_signals as (
         cast(0 as double) as strength,
         'no cache/* metric over steps ' || first_step || '-' || last_step
         || ' of a run that logs the rollout families: prefix caching looks off' as phrase,
-        [{'key': 'cache_data_points', 'value': cast(0 as double)}] as measures
+        [{ 'key': 'cache_data_points', 'value': cast(0 as double) }] as measures
     from cache_stats
     where not cache_enabled
 ),
@@ -834,18 +880,20 @@ length_signals as (
         || cast(cast(round(length.value) as bigint) as varchar)
             as phrase,
         [
-            {'key': 'clip_ratio', 'value': clip.value},
-            {'key': 'clip_ratio_slope', 'value': clip.window_slope},
-            {'key': 'clip_ratio_max', 'value': cast({{ var('clip_ratio_max') }} as double)},
-            {'key': 'response_length', 'value': length.value},
-            {'key': 'response_length_slope', 'value': length.window_slope}
+            { 'key': 'clip_ratio', 'value': clip.value },
+            { 'key': 'clip_ratio_slope', 'value': clip.window_slope },
+            { 'key': 'clip_ratio_max', 'value': cast({{ var('clip_ratio_max') }} as double) },
+            { 'key': 'response_length', 'value': length.value },
+            { 'key': 'response_length_slope', 'value': length.window_slope }
         ] as measures
     from stats as clip
     inner join stats as length
-        on clip.run_id = length.run_id
-        and clip.step = length.step
-        and length.metric = 'response_length'
-    where clip.metric = 'clip_ratio'
+        on
+            clip.run_id = length.run_id
+            and clip.step = length.step
+            and length.metric = 'response_length'
+    where
+        clip.metric = 'clip_ratio'
         and clip.value > {{ var('clip_ratio_max') }}
         and clip.window_points = {{ window }}
         and clip.window_slope > 0
@@ -862,7 +910,7 @@ entropy_early as (
         avg(value) as early_entropy
     from stats
     where metric = 'entropy' and n <= {{ window }}
-    group by run_id
+    group by 1
     having count(*) = {{ window }}
 ),
 
@@ -875,7 +923,8 @@ entropy_collapse as (
         entropy_early.early_entropy
     from stats
     inner join entropy_early using (run_id)
-    where stats.metric = 'entropy'
+    where
+        stats.metric = 'entropy'
         and stats.n > {{ window }}
         and stats.value < {{ var('entropy_collapse_fraction') }} * entropy_early.early_entropy
     qualify row_number() over (partition by stats.run_id order by stats.step) = 1
@@ -899,14 +948,14 @@ entropy_signals as (
         || '), then reward_mean stopped improving (flat from step '
         || min(plateau.step) || ')' as phrase,
         [
-            {'key': 'early_entropy', 'value': any_value(entropy_collapse.early_entropy)},
-            {'key': 'collapse_entropy', 'value': any_value(entropy_collapse.collapse_entropy)},
+            { 'key': 'early_entropy', 'value': any_value(entropy_collapse.early_entropy) },
+            { 'key': 'collapse_entropy', 'value': any_value(entropy_collapse.collapse_entropy) },
             {
                 'key': 'entropy_fraction',
                 'value': any_value(entropy_collapse.collapse_entropy)
-                    / any_value(entropy_collapse.early_entropy)
+                / any_value(entropy_collapse.early_entropy)
             },
-            {'key': 'plateau_first_step', 'value': cast(min(plateau.step) as double)},
+            { 'key': 'plateau_first_step', 'value': cast(min(plateau.step) as double) },
             {
                 'key': 'reward_mean_slope',
                 'value': arg_min(plateau.rest_slope, plateau.step)
@@ -914,11 +963,12 @@ entropy_signals as (
         ] as measures
     from entropy_collapse
     inner join plateau_points as plateau
-        on entropy_collapse.run_id = plateau.run_id
-        and plateau.metric = 'reward_mean'
-        and not plateau.saturated
-        and plateau.step >= entropy_collapse.collapse_step
-    group by entropy_collapse.run_id, entropy_collapse.collapse_step
+        on
+            entropy_collapse.run_id = plateau.run_id
+            and plateau.metric = 'reward_mean'
+            and not plateau.saturated
+            and entropy_collapse.collapse_step <= plateau.step
+    group by 1, 4
 ),
 
 -- ---------------------------------------------------------------- kl_runaway
@@ -935,8 +985,8 @@ kl_signals as (
         'kl reached ' || cast(round(value, 3) as varchar) || ' at step ' || step || ' (limit '
         || '{{ var("kl_max") }}' || ')' as phrase,
         [
-            {'key': 'kl', 'value': value},
-            {'key': 'kl_max', 'value': cast({{ var('kl_max') }} as double)}
+            { 'key': 'kl', 'value': value },
+            { 'key': 'kl_max', 'value': cast({{ var('kl_max') }} as double) }
         ] as measures
     from stats
     where metric = 'kl' and value > {{ var('kl_max') }}
@@ -954,16 +1004,17 @@ kl_signals as (
         || ', on course for ' || '{{ var("kl_max") }}' || ' within '
         || '{{ var("kl_projection_steps") }}' || ' steps' as phrase,
         [
-            {'key': 'kl', 'value': value},
-            {'key': 'kl_slope', 'value': window_slope},
-            {'key': 'kl_r_squared', 'value': window_r2},
+            { 'key': 'kl', 'value': value },
+            { 'key': 'kl_slope', 'value': window_slope },
+            { 'key': 'kl_r_squared', 'value': window_r2 },
             {
                 'key': 'kl_projected',
                 'value': value + window_slope * {{ var('kl_projection_steps') }}
             }
         ] as measures
     from stats
-    where metric = 'kl'
+    where
+        metric = 'kl'
         and value <= {{ var('kl_max') }}
         and window_points = {{ window }}
         and window_slope > 0
@@ -975,16 +1026,26 @@ kl_signals as (
 
 signals as (
     select * from instability_spikes
-    union all select * from instability_non_finite
-    union all select * from collapse_signals
-    union all select * from plateau_signals
-    union all select * from infrastructure_signals
-    union all select * from degradation_signals
-    union all select * from power_law_signals
-    union all select * from cache_signals
-    union all select * from length_signals
-    union all select * from entropy_signals
-    union all select * from kl_signals
+    union all
+    select * from instability_non_finite
+    union all
+    select * from collapse_signals
+    union all
+    select * from plateau_signals
+    union all
+    select * from infrastructure_signals
+    union all
+    select * from degradation_signals
+    union all
+    select * from power_law_signals
+    union all
+    select * from cache_signals
+    union all
+    select * from length_signals
+    union all
+    select * from entropy_signals
+    union all
+    select * from kl_signals
 ),
 
 reach as (
@@ -1004,7 +1065,8 @@ episodes as (
         *,
         sum(
             case
-                when reached_before is null
+                when
+                    reached_before is null
                     or start_step > reached_before + {{ var('finding_episode_gap') }}
                     then 1
                 else 0
@@ -1025,7 +1087,7 @@ signal_counts as (
         min(start_step) as signal_first_step,
         count(distinct step) as signal_steps
     from episodes
-    group by run_id, pattern, episode, signal
+    group by 1, 2, 3, 4
 ),
 
 representatives as (
@@ -1039,21 +1101,25 @@ representatives as (
     inner join signal_counts using (run_id, pattern, episode, signal)
     qualify row_number() over (
         partition by episodes.run_id, episodes.pattern, episodes.episode, episodes.signal
-        order by episodes.strength desc nulls last, episodes.step
+        order by episodes.strength desc nulls last, episodes.step asc
     ) = 1
 ),
 
 measures as (
     select
-        run_id,
-        pattern,
-        episode,
-        measure.key,
-        measure.value
+        unnested.run_id,
+        unnested.pattern,
+        unnested.episode,
+        unnested.measure.key,
+        unnested.measure.value
     from (
-        select run_id, pattern, episode, unnest(measures) as measure
+        select
+            run_id,
+            pattern,
+            episode,
+            unnest(measures) as measure
         from representatives
-    )
+    ) as unnested
     union all
     select
         run_id,
@@ -1085,9 +1151,9 @@ evidence as (
             end as value
         from measures
         where value is not null and isfinite(value)
-        group by run_id, pattern, episode, key
+        group by 1, 2, 3, 4
     )
-    group by run_id, pattern, episode
+    group by 1, 2, 3
 ),
 
 described as (
@@ -1104,11 +1170,14 @@ described as (
         ) as details,
         list(signal order by signal_first_step, signal) as signals
     from representatives
-    group by run_id, pattern, episode
+    group by 1, 2, 3
 ),
 
 run_steps as (
-    select distinct run_id, step from history
+    select distinct
+        run_id,
+        step
+    from history
 ),
 
 rolled_up as (
@@ -1128,18 +1197,18 @@ rolled_up as (
             spike only when also spike_min_ratio x its trailing median). -#}
         max(strength) filter (
             where signal in ({{ excursion_signals }})
-                and (
-                    signal not in ('max_total_s_spike', 'max_volume_reload_s_spike')
-                    or list_filter(measures, m -> m.key like '%\_ratio' escape '\')[1].value
-                    >= {{ var('spike_min_ratio') }}
-                )
+            and (
+                signal not in ('max_total_s_spike', 'max_volume_reload_s_spike')
+                or list_filter(measures, m -> m.key like '%\_ratio' escape '\')[1].value
+                >= {{ var('spike_min_ratio') }}
+            )
         ) as lone_strength,
         bool_and(signal in ({{ excursion_signals }})) as only_excursions,
         max(strength) filter (
             where signal in ('reward_plateau', 'elo_plateau', 'reward_mean_at_max')
         ) as flat_points
     from episodes
-    group by run_id, pattern, episode
+    group by 1, 2, 3
 ),
 
 excursion_rates as (
@@ -1147,11 +1216,11 @@ excursion_rates as (
         steps (with one added to each count, so a rate is never 0 or 1). -#}
     select
         run_id,
-        pattern,
-        (sum(excursion_steps) + 1.0) / (any_value(run_lengths.steps) + 2.0) as rate
+        rolled_up.pattern,
+        (sum(rolled_up.excursion_steps) + 1.0) / (any_value(run_lengths.steps) + 2.0) as rate
     from rolled_up
     inner join run_lengths using (run_id)
-    group by run_id, pattern
+    group by 1, 2
 ),
 
 clusters as (
@@ -1171,10 +1240,11 @@ clusters as (
     inner join excursion_rates using (run_id, pattern)
     inner join run_lengths using (run_id)
     inner join run_steps
-        on rolled_up.run_id = run_steps.run_id
-        and run_steps.step between rolled_up.first_step and rolled_up.last_step
+        on
+            rolled_up.run_id = run_steps.run_id
+            and run_steps.step between rolled_up.first_step and rolled_up.last_step
     where rolled_up.excursion_steps >= {{ var('instability_min_spikes') }}
-    group by rolled_up.run_id, rolled_up.pattern, rolled_up.episode
+    group by 1, 2, 3
 ),
 
 cluster_chances as (
@@ -1203,22 +1273,24 @@ judged as (
         run_lengths.excursion_z,
         case
             {# A plateau is a warning once enough points were flat. #}
-            when rolled_up.pattern in ('performance_plateau', 'reward_saturation')
+            when
+                rolled_up.pattern in ('performance_plateau', 'reward_saturation')
                 and rolled_up.flat_points < {{ var('plateau_min_windows') }}
                 and rolled_up.severity_rank = 2 then 1
-            when rolled_up.only_excursions then
-                case
-                    when cluster_chances.chance < {{ var('finding_alpha') }} then 2
-                    when rolled_up.lone_strength >= greatest(
-                        {{ spike_z_warning }}, 1.5 * run_lengths.excursion_z
-                    ) then 2
-                    else 1
-                end
+            when rolled_up.only_excursions
+                then
+                    case
+                        when cluster_chances.chance < {{ var('finding_alpha') }} then 2
+                        when rolled_up.lone_strength >= greatest(
+                            {{ spike_z_warning }}, 1.5 * run_lengths.excursion_z
+                        ) then 2
+                        else 1
+                    end
             else rolled_up.severity_rank
         end as judged_rank
-    from rolled_up
     {#- (a run whose only finding comes from another mart, as a cache
         without metrics, may have no history) #}
+    from rolled_up
     left join run_lengths using (run_id)
     left join cluster_chances using (run_id, pattern, episode)
 ),
@@ -1244,23 +1316,26 @@ pattern_hypotheses as (
         pattern,
         list(hypothesis order by position) as hypotheses
     from hypotheses
-    group by pattern
+    group by 1
 ),
 
 labels as (
-    select * from (
+    select
+        labels.pattern,
+        labels.label
+    from (
         values
-            ('training_instability', 'Training instability'),
-            ('performance_plateau', 'Performance plateau'),
-            ('infrastructure_bottleneck', 'Infrastructure bottleneck'),
-            ('model_quality_degradation', 'Model quality degradation'),
-            ('power_law_scaling', 'Power-law scaling'),
-            ('prefix_cache_inefficiency', 'Prefix cache inefficiency'),
-            ('grad_spike_reward_collapse', 'Gradient spike then reward collapse'),
-            ('length_truncation', 'Length truncation'),
-            ('entropy_collapse_plateau', 'Entropy collapse then plateau'),
-            ('kl_runaway', 'KL runaway'),
-            ('reward_saturation', 'Reward saturation')
+        ('training_instability', 'Training instability'),
+        ('performance_plateau', 'Performance plateau'),
+        ('infrastructure_bottleneck', 'Infrastructure bottleneck'),
+        ('model_quality_degradation', 'Model quality degradation'),
+        ('power_law_scaling', 'Power-law scaling'),
+        ('prefix_cache_inefficiency', 'Prefix cache inefficiency'),
+        ('grad_spike_reward_collapse', 'Gradient spike then reward collapse'),
+        ('length_truncation', 'Length truncation'),
+        ('entropy_collapse_plateau', 'Entropy collapse then plateau'),
+        ('kl_runaway', 'KL runaway'),
+        ('reward_saturation', 'Reward saturation')
     ) as labels (pattern, label)
 ),
 
@@ -1281,19 +1356,23 @@ final as (
             json_merge_patch(
                 json_object('flagged_steps', reported.flagged_steps),
                 case
-                when reported.cluster_chance is not null then json_object(
-                    'cluster_chance',
-                    round(
-                        reported.cluster_chance,
-                        2 - cast(floor(log10(greatest(reported.cluster_chance, 1e-300))) as integer)
-                    )
-                )
+                    when reported.cluster_chance is not null
+                        then json_object(
+                            'cluster_chance',
+                            round(
+                                reported.cluster_chance,
+                                2 - cast(
+                                    floor(log10(greatest(reported.cluster_chance, 1e-300)))
+                                    as integer
+                                )
+                            )
+                        )
                     else json_object()
                 end
             ),
             coalesce(evidence.evidence, json_object())
         ) as evidence,
-        coalesce(pattern_hypotheses.hypotheses, []::varchar[]) as hypotheses,
+        coalesce(pattern_hypotheses.hypotheses, cast([] as varchar[])) as hypotheses,
         labels.label || case
             when reported.first_step = reported.last_step
                 then ' at step ' || reported.first_step
@@ -1310,7 +1389,10 @@ final as (
 
 {# one row per run judged, pattern null: how far it was judged #}
 judged_marks as (
-    select run_id, run_parts from judged_runs
+    select
+        run_id,
+        run_parts
+    from judged_runs
 ),
 
 marked as (

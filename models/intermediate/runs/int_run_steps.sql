@@ -33,7 +33,7 @@ pivoted as (
         min(wall_time) as wall_time,
         max(run_parts) as run_parts,
         {%- for name in canonical_metrics %}
-        max(value) filter (where canonical_metric = '{{ name }}') as {{ name }},
+            max(value) filter (where canonical_metric = '{{ name }}') as {{ name }},
         {%- endfor %}
         {#- The evaluator's own step for league rows (a separate job resumes the
             run and logs at unrelated steps); `elo/evaluation_step` wins. #}
@@ -42,7 +42,7 @@ pivoted as (
             max(value) filter (where metric = 'elo/step')
         ) as evaluation_step
     from history
-    group by run_id, step
+    group by 1, 2
 ),
 
 final as (
@@ -52,7 +52,7 @@ final as (
         wall_time,
         run_parts,
         {%- for name in canonical_metrics %}
-        {{ name }},
+            {{ name }},
         {%- endfor %}
         case when isfinite(evaluation_step) then cast(evaluation_step as bigint) end
             as evaluation_step

@@ -30,6 +30,7 @@
     'eval/avg_turns_idk': 'avg_turns_idk', 'eval/avg_search_attempts': 'avg_search_attempts',
     'eval/num_idk': 'num_idk', 'eval/attempted_answer': 'tracker_attempted_rate',
     'eval/found_email': 'tracker_found_rate', 'eval/read_email': 'tracker_read_rate'} %}
+{%- set tracker_rates = ['tracker_attempted_rate', 'tracker_found_rate', 'tracker_read_rate'] %}
 {%- set agent_only = [
     'eval/total_repeated_searches', 'eval/total_unique_searches', 'eval/total_searches',
     'eval/avg_turns_correct', 'eval/avg_turns_idk', 'eval/avg_search_attempts',
@@ -45,31 +46,44 @@ logged as (
 ),
 
 tracker_history as (
-    select run_id, step, metric, value
+    select
+        run_id,
+        step,
+        metric,
+        value
     from {{ ref('fct_metric_history') }}
-    where metric in ('{{ tracker_keys.keys() | join("', '") }}')
+    where metric in (
+        {%- for key in tracker_keys %}
+            '{{ key }}'{{ "," if not loop.last }}
+        {%- endfor %}
+    )
 ),
 
 tracker_runs as (
     select distinct run_id
     from tracker_history
-    where metric in ('{{ agent_only | join("', '") }}')
+    where metric in (
+        {%- for key in agent_only %}
+            '{{ key }}'{{ "," if not loop.last }}
+        {%- endfor %}
+    )
 ),
 
 from_tracker as (
     select
         run_id,
-        step,
+        tracker_history.step,
         false as is_baseline,
         'tracker' as source,
         3 as source_rank,
-        {%- for key, name in tracker_keys.items() %}
-        max(value) filter (where metric = '{{ key }}') as {{ name }}
+    {%- for key, name in tracker_keys.items() %}
+        max(tracker_history.value) filter (where tracker_history.metric = '{{ key }}')
+            as {{ name }}
         {{- "," if not loop.last }}
-        {%- endfor %}
+    {%- endfor %}
     from tracker_history
     semi join tracker_runs using (run_id)
-    group by run_id, step
+    group by 1, 2
 ),
 
 sources as (
@@ -84,27 +98,21 @@ merged as (
         step,
         is_baseline,
         arg_min(source, source_rank) as basis,
-        {%- for name in statistics %}
-        arg_min({{ name }}, source_rank) filter (where {{ name }} is not null) as {{ name }},
+        {%- for name in statistics + tracker_rates %}
+            arg_min({{ name }}, source_rank) filter (where {{ name }} is not null) as {{ name }},
         {%- endfor %}
-        arg_min(tracker_attempted_rate, source_rank)
-            filter (where tracker_attempted_rate is not null) as tracker_attempted_rate,
-        arg_min(tracker_found_rate, source_rank)
-            filter (where tracker_found_rate is not null) as tracker_found_rate,
-        arg_min(tracker_read_rate, source_rank)
-            filter (where tracker_read_rate is not null) as tracker_read_rate,
         arg_min(extra, source_rank) filter (where extra is not null) as extra,
         bool_or(has_baseline) as has_baseline,
         arg_min(source_file, source_rank) filter (where source_file is not null) as source_file
     from sources
-    group by run_id, step, is_baseline
+    group by 1, 2, 3
 ),
 
 derived as (
     select
         * replace (
             {%- for name in counts if name != 'total_repeated_searches' %}
-            cast({{ name }} as bigint) as {{ name }},
+                cast({{ name }} as bigint) as {{ name }},
             {%- endfor %}
             coalesce(accuracy, correct_answers / nullif(total_samples, 0)) as accuracy,
             cast(coalesce(
@@ -158,7 +166,7 @@ final as (
 
         ---------- numerics
         {%- for name in statistics %}
-        {{ name }},
+            {{ name }},
         {%- endfor %}
         attempted_rate,
         found_rate,

@@ -30,7 +30,7 @@ groups as (
         group_id,
         coalesce(stddev_pop(score), 0) < {{ var('min_group_std') }} as is_filtered
     from agent
-    group by run_id, iteration, group_id
+    group by 1, 2, 3
 ),
 
 group_counts as (
@@ -40,7 +40,7 @@ group_counts as (
         count(*) as groups_total,
         count(*) filter (where is_filtered) as groups_filtered
     from groups
-    group by run_id, iteration
+    group by 1, 2
 ),
 
 rollout_counts as (
@@ -59,7 +59,7 @@ rollout_counts as (
         cast(sum(total_tokens) as bigint) as total_tokens,
         cast(sum(trainable_tokens) as bigint) as trainable_tokens
     from agent
-    group by run_id, iteration
+    group by 1, 2
 ),
 
 from_rollouts as (
@@ -123,13 +123,14 @@ tracker_points as (
         max(value) filter (where metric = 'train/total_tokens') as total_tokens,
         max(value) filter (where metric = 'train/trainable_tokens') as trainable_tokens
     from {{ ref('fct_metric_history') }}
-    where metric in (
-        'train/groups_kept', 'train/groups_filtered', 'train/num_early_exit',
-        'train/rollout_time', 'train/training_time', 'train/total_tokens',
-        'train/trainable_tokens'
-    )
+    where
+        metric in (
+            'train/groups_kept', 'train/groups_filtered', 'train/num_early_exit',
+            'train/rollout_time', 'train/training_time', 'train/total_tokens',
+            'train/trainable_tokens'
+        )
         and isfinite(value)
-    group by run_id, step
+    group by 1, 2
 ),
 
 from_tracker as (
@@ -182,7 +183,11 @@ filled as (
         arg_min(total_loss, basis_rank) filter (where total_loss is not null) as total_loss,
         bool_or(all_filtered_logged) as all_filtered_logged
     from sources
-    group by run_id, iteration
+    group by 1, 2
+),
+
+counted_runs as (
+    select distinct run_id from counted
 ),
 
 final as (
@@ -225,7 +230,7 @@ final as (
             as all_groups_filtered
     from filled
     left join counted using (run_id, iteration)
-    where filled.run_id in (select counted.run_id from counted)
+    where filled.run_id in (select counted_runs.run_id from counted_runs)
 )
 
 select * from final

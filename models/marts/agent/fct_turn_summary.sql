@@ -15,9 +15,9 @@ iteration_rollouts as (
     select
         run_id,
         iteration,
-        count(distinct (group_id, sample_idx)) as rollouts
+        count(distinct row(group_id, sample_idx)) as rollouts
     from turns
-    group by run_id, iteration
+    group by 1, 2
 ),
 
 by_turn as (
@@ -38,7 +38,7 @@ by_turn as (
         avg(turn_reward) as mean_turn_reward,
         bool_and(is_given) as all_given
     from turns
-    group by run_id, iteration, turn
+    group by 1, 2, 3
 ),
 
 final as (

@@ -25,8 +25,9 @@ pairs as (
         b.is_learned as is_learned_b
     from learning as a
     inner join learning as b
-        on a.prompt_hash = b.prompt_hash
-        and a.run_id < b.run_id
+        on
+            a.prompt_hash = b.prompt_hash
+            and a.run_id < b.run_id
 ),
 
 final as (

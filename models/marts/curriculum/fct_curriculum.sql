@@ -95,7 +95,7 @@ prompts_joined as (
 ),
 
 modes as (
-    select mode
+    select modes.mode
     from (values ('upsample'), ('order'), ('drop-solved')) as modes (mode)
 ),
 
@@ -148,15 +148,16 @@ ordered as (
         case
             when not is_dropped
                 then
-                    row_number() over (
-                        partition by run_id, mode, is_dropped
-                        order by
-                            case
-                                when mode = 'order'
-                                    then -coalesce(last_mean_at_5, 0.0)
-                            end,
-                            prompt_hash
-                    )
+                    row_number()
+                        over (
+                            partition by run_id, mode, is_dropped
+                            order by
+                                case
+                                    when mode = 'order'
+                                        then -coalesce(last_mean_at_5, 0.0)
+                                end,
+                                prompt_hash
+                        )
                     - 1
         end as order_position
     from weighed

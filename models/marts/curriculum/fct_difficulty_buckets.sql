@@ -26,13 +26,10 @@ fct_prompt_iteration as (
 int_difficulty_clusters as (
     select int_difficulty_clusters.*
     from {{ ref('int_difficulty_clusters') }} as int_difficulty_clusters
-    where exists (
-        select 1
-        from fct_prompt_iteration
-        where
-            fct_prompt_iteration.run_id = int_difficulty_clusters.run_id
-            and fct_prompt_iteration.iteration = int_difficulty_clusters.iteration
-    )
+    semi join fct_prompt_iteration
+        on
+            int_difficulty_clusters.run_id = fct_prompt_iteration.run_id
+            and int_difficulty_clusters.iteration = fct_prompt_iteration.iteration
 ),
 
 cut_points as (

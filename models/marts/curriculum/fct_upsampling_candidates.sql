@@ -56,7 +56,7 @@ final as (
         ---------- numerics
         row_number() over (
             partition by run_id
-            order by upsampling_score desc, prompt_hash
+            order by upsampling_score desc, prompt_hash asc
         ) as upsampling_rank,
         upsampling_score,
         final_score_factor,

@@ -26,23 +26,27 @@ rules as (
 ),
 
 metric_values as (
-    select run_id, step, metric, value
+    select
+        run_id,
+        step,
+        metric,
+        value
     from steps
     unpivot (
         value for metric in (
-            mean as 'mean_reward',
-            std as 'std_reward',
-            min as 'min_reward',
-            max as 'max_reward',
-            total as 'total_reward',
-            signal_to_noise as 'signal_to_noise',
-            entropy as 'reward_entropy',
-            variance as 'reward_variance',
-            kl_divergence as 'kl_divergence',
-            policy_entropy as 'policy_entropy',
-            advantage_mean as 'advantage_mean',
-            advantage_std as 'advantage_std',
-            performance as 'performance'
+            mean as mean_reward,
+            std as std_reward,
+            min as min_reward,
+            max as max_reward,
+            total as total_reward,
+            signal_to_noise as signal_to_noise,
+            entropy as reward_entropy,
+            variance as reward_variance,
+            kl_divergence as kl_divergence,
+            policy_entropy as policy_entropy,
+            advantage_mean as advantage_mean,
+            advantage_std as advantage_std,
+            performance as performance
         )
     )
 ),
@@ -94,10 +98,11 @@ trend_fits as (
     from indexed as latest
     inner join rules on latest.metric = rules.metric and rules.kind = 'trend'
     inner join indexed as earlier
-        on latest.run_id = earlier.run_id
-        and latest.metric = earlier.metric
-        and earlier.value_index between latest.value_index - rules.window_size + 1
-        and latest.value_index
+        on
+            latest.run_id = earlier.run_id
+            and latest.metric = earlier.metric
+            and earlier.value_index between latest.value_index - rules.window_size + 1
+            and latest.value_index
     group by all
 ),
 
@@ -120,9 +125,11 @@ trend_checks as (
         fitted = window_size and (slope < min_slope or slope > max_slope) as holds,
         case
             when slope < min_slope
-                then metric || ' trend slope (' || printf('%.6f', slope) || ') below minimum ('
-                || printf('%.6f', min_slope) || ')'
-            else metric || ' trend slope (' || printf('%.6f', slope) || ') above maximum ('
+                then
+                    metric || ' trend slope (' || printf('%.6f', slope) || ') below minimum ('
+                    || printf('%.6f', min_slope) || ')'
+            else
+                metric || ' trend slope (' || printf('%.6f', slope) || ') above maximum ('
                 || printf('%.6f', max_slope) || ')'
         end as message
     from trend_fits
@@ -131,12 +138,14 @@ trend_checks as (
 hacking_spans as (
     select *
     from {{ ref('fct_reward_hacking') }}
-    where reward_function is null
+    where
+        reward_function is null
         and verdict != 'no_performance_metric'
         and (
             scope = 'window'
             or run_id not in (
-                select run_id from {{ ref('fct_reward_hacking') }} where scope = 'window'
+                select windowed.run_id from {{ ref('fct_reward_hacking') }} as windowed
+                where windowed.scope = 'window'
             )
         )
 ),
@@ -159,8 +168,9 @@ hacking_checks as (
         coalesce(rules.message, hacking_spans.message)
         || case
             when len(hacking_spans.suspected_functions) > 0
-                then ' (suspected: ' || array_to_string(hacking_spans.suspected_functions, ', ')
-                || ')'
+                then
+                    ' (suspected: ' || array_to_string(hacking_spans.suspected_functions, ', ')
+                    || ')'
             else ''
         end as message
     from hacking_spans
@@ -168,13 +178,46 @@ hacking_checks as (
 ),
 
 checks as (
-    select run_id, step, value_index, rule_name, kind, metric, value, threshold, level, holds, message
+    select
+        run_id,
+        step,
+        value_index,
+        rule_name,
+        kind,
+        metric,
+        value,
+        threshold,
+        level,
+        holds,
+        message
     from threshold_checks
     union all
-    select run_id, step, value_index, rule_name, kind, metric, value, threshold, level, holds, message
+    select
+        run_id,
+        step,
+        value_index,
+        rule_name,
+        kind,
+        metric,
+        value,
+        threshold,
+        level,
+        holds,
+        message
     from trend_checks
     union all
-    select run_id, step, value_index, rule_name, kind, metric, value, threshold, level, holds, message
+    select
+        run_id,
+        step,
+        value_index,
+        rule_name,
+        kind,
+        metric,
+        value,
+        threshold,
+        level,
+        holds,
+        message
     from hacking_checks
 ),
 

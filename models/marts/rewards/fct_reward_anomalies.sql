@@ -7,7 +7,10 @@
 with
 
 steps as (
-    select run_id, step, mean as mean_reward
+    select
+        run_id,
+        step,
+        mean as mean_reward
     from {{ ref('fct_reward_steps') }}
     where isfinite(mean)
 ),

@@ -23,18 +23,25 @@ sample_correlations as (
         end as correlation
     from comoments as cross_pair
     inner join comoments as own_a
-        on cross_pair.run_id = own_a.run_id
-        and cross_pair.function_a = own_a.function_a
-        and own_a.function_a = own_a.function_b
+        on
+            cross_pair.run_id = own_a.run_id
+            and cross_pair.function_a = own_a.function_a
+            and own_a.function_a = own_a.function_b
     inner join comoments as own_b
-        on cross_pair.run_id = own_b.run_id
-        and cross_pair.function_b = own_b.function_a
-        and own_b.function_a = own_b.function_b
+        on
+            cross_pair.run_id = own_b.run_id
+            and cross_pair.function_b = own_b.function_a
+            and own_b.function_a = own_b.function_b
     where cross_pair.function_a < cross_pair.function_b
 ),
 
 function_steps as (
-    select run_id, step, reward_function, mean, basis
+    select
+        run_id,
+        step,
+        reward_function,
+        mean,
+        basis
     from {{ ref('fct_reward_function_steps') }}
 ),
 
@@ -50,17 +57,21 @@ step_correlations as (
         case when bool_or(a.basis = 'samples') then 'samples' else 'logged' end as basis
     from function_steps as a
     inner join function_steps as b
-        on a.run_id = b.run_id
-        and a.step = b.step
-        and a.reward_function < b.reward_function
-    group by a.run_id, a.reward_function, b.reward_function
+        on
+            a.run_id = b.run_id
+            and a.step = b.step
+            and a.reward_function < b.reward_function
+    group by 1, 2, 3
 ),
 
 threshold as (
-    select lower, coalesce(lower_inclusive, false) as lower_inclusive
+    select
+        rule_order,
+        lower,
+        coalesce(lower_inclusive, false) as lower_inclusive
     from {{ ref('reward_quality_rules') }}
     where component = 'correlation'
-    order by rule_order
+    order by 1
     limit 1
 ),
 

@@ -38,9 +38,12 @@ with_total as (
 ),
 
 total_comoments as (
-    select run_id, reward_function, sum(comoment) as comoment_with_total
+    select
+        run_id,
+        reward_function,
+        sum(comoment) as comoment_with_total
     from with_total
-    group by run_id, reward_function
+    group by 1, 2
 ),
 
 total_variance as (
@@ -49,11 +52,14 @@ total_variance as (
         sum(case when function_a = function_b then comoment else 2 * comoment end)
             as total_comoment
     from comoments
-    group by run_id
+    group by 1
 ),
 
 own as (
-    select run_id, function_a as reward_function, comoment as own_comoment
+    select
+        run_id,
+        function_a as reward_function,
+        comoment as own_comoment
     from comoments
     where function_a = function_b
 ),
@@ -69,7 +75,7 @@ performance as (
     from {{ ref('fct_reward_function_steps') }} as functions
     inner join {{ ref('fct_reward_steps') }} as steps using (run_id, step)
     where steps.performance is not null and isfinite(steps.performance)
-    group by steps.run_id, functions.reward_function
+    group by 1, 2
 ),
 
 measured as (
@@ -85,9 +91,13 @@ measured as (
         runs.std,
         case when runs.mean != 0 then runs.std / abs(runs.mean) else 0.0 end as variability,
         case
-            when runs.basis = 'samples' and own.own_comoment > 0 and total_variance.total_comoment > 0
-                then total_comoments.comoment_with_total
-                / sqrt(own.own_comoment * total_variance.total_comoment)
+            when
+                runs.basis = 'samples'
+                and own.own_comoment > 0
+                and total_variance.total_comoment > 0
+                then
+                    total_comoments.comoment_with_total
+                    / sqrt(own.own_comoment * total_variance.total_comoment)
         end as correlation_with_total,
         performance.correlation_with_performance
     from runs

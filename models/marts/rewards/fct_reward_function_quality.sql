@@ -39,7 +39,7 @@ scored as (
     select
         *,
         1.0 / (1.0 + coalesce(step_mean_cv, 0.0)) as consistency,
-        coalesce(least(1.0, pooled_cv / 2.0), 0.0) as discriminability,
+        least(1.0, coalesce(pooled_cv / 2.0, 0.0)) as discriminability,
         coalesce(function_stability, 1.0) as stability,
         case when basis = 'samples' then coalesce(function_coverage, 0.0) end as coverage
     from parts
@@ -47,9 +47,13 @@ scored as (
 
 component_values as (
     {%- for component in ['consistency', 'discriminability', 'stability', 'coverage'] %}
-    select run_id, reward_function, '{{ component }}' as component, {{ component }} as value
-    from scored
-    {{- "\n    union all" if not loop.last }}
+        select
+            run_id,
+            reward_function,
+            '{{ component }}' as component,
+            {{ component }} as value
+        from scored
+        {{- "\n    union all" if not loop.last }}
     {%- endfor %}
 ),
 

@@ -37,7 +37,14 @@ logged_values as (
         max(value) filter (where measure = 'contribution') as logged_contribution
     from {{ ref('int_reward_logged') }}
     where reward_function is not null
-    group by run_id, step, reward_function
+    group by 1, 2, 3
+),
+
+sampled as (
+    select distinct
+        run_id,
+        step
+    from samples
 ),
 
 logged as (
@@ -55,8 +62,7 @@ logged as (
         logged_values.logged_contribution,
         'logged' as basis
     from logged_values
-    anti join (select distinct run_id, step from samples) as sampled
-        using (run_id, step)
+    anti join sampled using (run_id, step)
     where logged_values.mean is not null
 ),
 

@@ -76,7 +76,7 @@ whole as (
         var_samp(reward_step_change) / 2 as reward_noise,
         var_samp(performance_step_change) / 2 as performance_noise
     from points
-    group by run_id, reward_function
+    group by 1, 2
 ),
 
 spans as (
@@ -85,12 +85,35 @@ spans as (
     select * from windowed
 ),
 
+{# A flat series' least-squares slope can come out as +-1e-17 rather than 0,
+   by the order a parallel aggregate added in; its sign would flip a verdict.
+   Slopes within 1e-12 of 0 are 0. #}
+snapped as (
+    select
+        run_id,
+        reward_function,
+        scope,
+        window_start_step,
+        window_end_step,
+        points,
+        case
+            when abs(reward_slope) < 1e-12 then 0.0 else reward_slope
+        end as reward_slope,
+        case
+            when abs(performance_slope) < 1e-12 then 0.0 else performance_slope
+        end as performance_slope,
+        index_spread,
+        reward_noise,
+        performance_noise
+    from spans
+),
+
 tested as (
     select
         *,
         {{ slope_t('reward_slope', 'reward_noise', 'index_spread') }} as reward_t,
         {{ slope_t('performance_slope', 'performance_noise', 'index_spread') }} as performance_t
-    from spans
+    from snapped
 ),
 
 judged as (
@@ -105,9 +128,11 @@ judged as (
         end as seed_verdict,
         case
             when points < {{ var('hacking_min_steps') }} then 'insufficient_data'
-            when reward_t >= {{ var('hacking_t') }}
+            when
+                reward_t >= {{ var('hacking_t') }}
                 and performance_t <= -{{ var('hacking_t') }} then 'high'
-            when reward_t >= {{ var('hacking_t') }}
+            when
+                reward_t >= {{ var('hacking_t') }}
                 and performance_t > -{{ var('hacking_t') }}
                 and performance_slope <= 0 then 'medium'
             else 'aligned'
@@ -123,11 +148,15 @@ suspects as (
         list(reward_function order by reward_function) as suspected_functions
     from judged
     where reward_function is not null and verdict in ('high', 'medium')
-    group by run_id, scope, window_end_step
+    group by 1, 2, 3
 ),
 
 rewarded_runs as (
     select distinct run_id from {{ ref('fct_reward_steps') }}
+),
+
+judged_runs as (
+    select distinct run_id from judged
 ),
 
 unanchored as (
@@ -148,7 +177,7 @@ unanchored as (
         'No verdict: the performance metric {{ var("performance_metric") }}'
         || ' was never logged for this run (set the var performance_metric)' as message
     from rewarded_runs
-    anti join (select distinct run_id from judged) as anchored using (run_id)
+    anti join judged_runs using (run_id)
 ),
 
 anchored as (
@@ -171,9 +200,10 @@ anchored as (
         end as suspected_functions
     from judged
     left join suspects
-        on judged.run_id = suspects.run_id
-        and judged.scope = suspects.scope
-        and judged.window_end_step = suspects.window_end_step
+        on
+            judged.run_id = suspects.run_id
+            and judged.scope = suspects.scope
+            and judged.window_end_step = suspects.window_end_step
 ),
 
 said as (

@@ -37,21 +37,24 @@ runs as (
         any_value(run_steps) as steps,
         count(*) as reward_functions,
         1.0 / (1.0 + coalesce(avg(step_mean_cv), 0.0)) as consistency,
-        coalesce(least(1.0, avg(pooled_cv) / 2.0), 0.0) as discriminability,
+        least(1.0, coalesce(avg(pooled_cv) / 2.0, 0.0)) as discriminability,
         case
             when any_value(run_steps) >= 3 then coalesce(avg(function_stability), 1.0)
             else 1.0
         end as stability,
         case when any_value(basis) = 'samples' then coalesce(avg(coverage), 0.0) end as coverage
     from functions
-    group by run_id
+    group by 1
 ),
 
 component_values as (
     {%- for component in ['consistency', 'discriminability', 'stability', 'coverage'] %}
-    select run_id, '{{ component }}' as component, {{ component }} as value
-    from runs
-    {{- "\n    union all" if not loop.last }}
+        select
+            run_id,
+            '{{ component }}' as component,
+            {{ component }} as value
+        from runs
+        {{- "\n    union all" if not loop.last }}
     {%- endfor %}
 ),
 
@@ -76,8 +79,9 @@ said_on_pairs as (
         rules.recommendation
     from {{ ref('fct_reward_correlations') }} as pairs
     inner join {{ ref('reward_quality_rules') }} as rules
-        on {{ reward_rule_holds('rules', 'abs(pairs.correlation)') }}
-        and rules.component = 'correlation'
+        on
+            {{ reward_rule_holds('rules', 'abs(pairs.correlation)') }}
+            and rules.component = 'correlation'
 ),
 
 said as (

@@ -49,32 +49,39 @@ logged_steps as (
         max(value) filter (where measure = 'advantage_std') as advantage_std,
         max(value) filter (where measure = 'performance') as performance
     from {{ ref('int_reward_logged') }}
-    group by run_id, step
+    group by 1, 2
+),
+
+sampled_runs as (
+    select distinct run_id from samples
 ),
 
 logged as (
     select
         run_id,
         step,
-        cast(batch_size * coalesce(num_generations, 1) as bigint) as n,
-        coalesce(mean, function_mean_sum) as mean,
-        std,
-        min,
-        max,
-        total,
-        coalesce(variance, std * std) as variance,
-        entropy,
+        cast(
+            logged_steps.batch_size * coalesce(logged_steps.num_generations, 1) as bigint
+        ) as n,
+        coalesce(logged_steps.mean, logged_steps.function_mean_sum) as mean,
+        logged_steps.std,
+        logged_steps.min,
+        logged_steps.max,
+        logged_steps.total,
+        coalesce(logged_steps.variance, logged_steps.std * logged_steps.std) as variance,
+        logged_steps.entropy,
         'logged' as basis
     from logged_steps
     anti join samples using (run_id, step)
-    where coalesce(mean, function_mean_sum) is not null
+    where
+        coalesce(logged_steps.mean, logged_steps.function_mean_sum) is not null
         {#- A run with per-sample rewards takes a logged step only when it
             logged its reward functions too: a total logged by another
             reward (a trainer's own score beside a dump's V_i and S_i) is not
             the same sum. #}
         and (
-            function_mean_sum is not null
-            or run_id not in (select distinct run_id from samples)
+            logged_steps.function_mean_sum is not null
+            or logged_steps.run_id not in (select sampled_runs.run_id from sampled_runs)
         )
 ),
 

@@ -54,6 +54,10 @@ binned as (
         on rollouts.run_id = run_ranges.run_id
 ),
 
+bin_numbers as (
+    select unnest(range({{ bins }})) as bin_index
+),
+
 all_bins as (
     {# Every bin of every run and iteration, so empty bins are zero rows. #}
     select distinct
@@ -64,9 +68,7 @@ all_bins as (
         binned.ingested_through,
         bin_numbers.bin_index
     from binned
-    cross join (
-        select unnest(range({{ bins }})) as bin_index
-    ) as bin_numbers
+    cross join bin_numbers
 ),
 
 counted as (

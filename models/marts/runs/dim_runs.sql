@@ -27,7 +27,7 @@ attributes as (
         arg_max(artifacts, ingested_at) filter (where artifacts::varchar <> '[]') as artifacts,
         max(ingested_at) as updated_at
     from runs
-    group by run_id
+    group by 1
 ),
 
 reach as (
@@ -41,7 +41,7 @@ reach as (
         min(wall_time) as first_logged_at,
         max(wall_time) as last_logged_at
     from metrics
-    group by run_id
+    group by 1
 ),
 
 final as (

@@ -18,13 +18,14 @@ seed_003_runs as (
         min(step) as first_step,
         max(step) as last_step
     from history
-    where canonical_metric in (
-        'rollout_time_s', 'training_time_s', 'pipeline_overlap_s', 'trajectories',
-        'extraction_rate', 'orders_expected', 'orders_extracted', 'empty_responses',
-        'partial_responses', 'failed_rollouts', 'max_total_s', 'max_volume_reload_s',
-        'cumulative_compute', 'compute_per_step', 'reward_at_compute'
-    )
-    group by run_id
+    where
+        canonical_metric in (
+            'rollout_time_s', 'training_time_s', 'pipeline_overlap_s', 'trajectories',
+            'extraction_rate', 'orders_expected', 'orders_extracted', 'empty_responses',
+            'partial_responses', 'failed_rollouts', 'max_total_s', 'max_volume_reload_s',
+            'cumulative_compute', 'compute_per_step', 'reward_at_compute'
+        )
+    group by 1
 ),
 
 cache_points as (
@@ -44,7 +45,7 @@ cache_runs as (
         min(step) as first_step,
         max(step) as last_step
     from cache_points
-    group by run_id
+    group by 1
 ),
 
 hit_rates as (
@@ -56,7 +57,8 @@ hit_rates as (
             as is_after_warmup
     from cache_points
     inner join cache_runs using (run_id)
-    where cache_points.canonical_metric = 'cache_hit_rate'
+    where
+        cache_points.canonical_metric = 'cache_hit_rate'
         and isfinite(cache_points.value)
 ),
 
@@ -70,7 +72,7 @@ hit_rate_stats as (
         avg(hit_rate) filter (where is_after_warmup) as hit_rate_after_warmup,
         {{ regression_slope('hit_rate', 'step') }} as hit_rate_slope
     from hit_rates
-    group by run_id
+    group by 1
 ),
 
 totals as (
@@ -85,7 +87,7 @@ totals as (
             as total_prompt_tokens
     from cache_points
     where isfinite(value)
-    group by run_id
+    group by 1
 ),
 
 runs as (
@@ -126,9 +128,11 @@ final as (
         *,
         case
             when not cache_enabled then 'disabled'
-            when coalesce(hit_rate_after_warmup, avg_hit_rate, overall_hit_rate)
+            when
+                coalesce(hit_rate_after_warmup, avg_hit_rate, overall_hit_rate)
                 >= {{ var('cache_hit_good') }} then 'good'
-            when coalesce(hit_rate_after_warmup, avg_hit_rate, overall_hit_rate)
+            when
+                coalesce(hit_rate_after_warmup, avg_hit_rate, overall_hit_rate)
                 < {{ var('cache_hit_low') }} then 'low'
             when coalesce(hit_rate_after_warmup, avg_hit_rate, overall_hit_rate) is not null
                 then 'ok'

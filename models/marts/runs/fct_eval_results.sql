@@ -29,7 +29,7 @@ pivoted as (
         max(value) filter (where eval_metric = 'survival_rate') as survival_rate,
         max(value) filter (where eval_metric = 'avg_centers') as avg_centers
     from parsed
-    group by run_id, step, opponent
+    group by 1, 2, 3
 ),
 
 final as (

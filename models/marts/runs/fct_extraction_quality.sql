@@ -18,7 +18,8 @@ logged as (
         empty_responses,
         partial_responses
     from steps
-    where extraction_rate is not null
+    where
+        extraction_rate is not null
         or orders_expected is not null
         or orders_extracted is not null
         or empty_responses is not null
@@ -49,7 +50,8 @@ final as (
         end as is_below_target,
         case
             when orders_expected > 0 and isfinite(orders_expected)
-                then (orders_expected - orders_extracted) / orders_expected
+                then
+                    (orders_expected - orders_extracted) / orders_expected
                     > {{ var('extraction_gap_max') }}
         end as is_gap_large
     from logged

@@ -20,7 +20,8 @@ logged as (
         best_elo,
         coalesce(evaluation_step, step) as evaluation_step
     from steps
-    where elo is not null
+    where
+        elo is not null
         or win_rate is not null
         or games_played is not null
         or league_checkpoints is not null

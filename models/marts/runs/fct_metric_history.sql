@@ -22,7 +22,10 @@ aliases as (
 ),
 
 run_keys as (
-    select distinct run_id, metric from metrics
+    select distinct
+        run_id,
+        metric
+    from metrics
 ),
 
 chosen as (

@@ -16,7 +16,8 @@ history as (
 ),
 
 finite as (
-    select * from history where isfinite(value)
+    select * from history
+    where isfinite(value)
 ),
 
 ranked as (
@@ -41,7 +42,7 @@ stats as (
         avg(value) as mean,
         stddev_samp(value) as std
     from ranked
-    group by run_id, metric
+    group by 1, 2
 ),
 
 recent as (
@@ -51,7 +52,7 @@ recent as (
         {{ regression_slope('value', 'step') }} as recent_slope
     from ranked
     where from_last <= {{ var('summary_window') }}
-    group by run_id, metric
+    group by 1, 2
 ),
 
 non_finite as (
@@ -63,7 +64,7 @@ non_finite as (
         count(*) filter (where isnan(value)) as nan_points,
         max(run_parts) as run_parts
     from history
-    group by run_id, metric
+    group by 1, 2
 ),
 
 reached as (
@@ -75,9 +76,10 @@ reached as (
         min(finite.step) as step_at_90pct
     from finite
     inner join stats using (run_id, metric)
-    where stats.last <> stats.first
+    where
+        stats.last <> stats.first
         and (finite.value - stats.first) / (stats.last - stats.first) >= 0.9
-    group by finite.run_id, finite.metric
+    group by 1, 2
 ),
 
 final as (

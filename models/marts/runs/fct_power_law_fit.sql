@@ -25,7 +25,8 @@ points as (
         cumulative_compute as compute,
         coalesce(reward_at_compute, reward_mean) as reward
     from steps
-    where isfinite(cumulative_compute)
+    where
+        isfinite(cumulative_compute)
         and isfinite(coalesce(reward_at_compute, reward_mean))
 ),
 
@@ -77,7 +78,7 @@ counted as (
         count(*) filter (where not (compute > 0 and reward > 0)) as n_excluded,
         max(reward) as max_reward
     from scoped
-    group by scope, fit_id
+    group by 1, 2
 ),
 
 logs as (
@@ -105,7 +106,7 @@ ols as (
         min(compute) as min_compute,
         max(compute) as max_compute
     from logs
-    group by scope, fit_id
+    group by 1, 2
 ),
 
 fitted as (
@@ -130,17 +131,17 @@ fitted as (
         ols.max_compute,
         counted.max_reward,
         {% if target is none -%}
-        counted.max_reward
+            counted.max_reward
         {%- else -%}
-        cast({{ target }} as double)
+            cast({{ target }} as double)
         {%- endif %} as target_reward
     from counted
     left join ols using (scope, fit_id)
 ),
 
-{#- Fits are reported to 12 significant digits (macro significant): the
+{# Fits are reported to 12 significant digits (macro significant): the
     last bits of a regression depend on the order parallel threads added its
-    sums in, and a fit should read the same at every build. -#}
+    sums in, and a fit should read the same at every build. #}
 
 final as (
     select

@@ -13,7 +13,8 @@ scored as (
 
 steps as (
     select * from {{ ref('int_run_steps') }}
-    where failed_rollouts is not null
+    where
+        failed_rollouts is not null
         or max_total_s is not null
         or max_volume_reload_s is not null
 ),
@@ -39,13 +40,15 @@ final as (
         coalesce(reload.z > {{ var('spike_z') }}, false) as is_reload_spike
     from steps
     left join scored as total
-        on steps.run_id = total.run_id
-        and steps.step = total.step
-        and total.metric = 'max_total_s'
+        on
+            steps.run_id = total.run_id
+            and steps.step = total.step
+            and total.metric = 'max_total_s'
     left join scored as reload
-        on steps.run_id = reload.run_id
-        and steps.step = reload.step
-        and reload.metric = 'max_volume_reload_s'
+        on
+            steps.run_id = reload.run_id
+            and steps.step = reload.step
+            and reload.metric = 'max_volume_reload_s'
 )
 
 select * from final

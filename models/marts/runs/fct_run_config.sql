@@ -2,7 +2,10 @@
 with
 
 runs as (
-    select run_id, config from {{ ref('dim_runs') }}
+    select
+        run_id,
+        config
+    from {{ ref('dim_runs') }}
 ),
 
 leaves as (

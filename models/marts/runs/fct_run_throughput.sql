@@ -17,7 +17,8 @@ logged as (
         training_time_s,
         pipeline_overlap_s
     from steps
-    where trajectories is not null
+    where
+        trajectories is not null
         or rollout_time_s is not null
         or training_time_s is not null
         or pipeline_overlap_s is not null
@@ -57,7 +58,7 @@ final as (
         {#- The run-level rate so far (Σ trajectories / Σ rollout time), over the
             steps that logged both. #}
         sum(case when has_rollout_time then finite_trajectories end) over running
-            / sum(case when finite_trajectories is not null then finite_rollout_time_s end)
+        / sum(case when finite_trajectories is not null then finite_rollout_time_s end)
             over running as cumulative_trajectories_per_second
     from usable
     window running as (

@@ -29,7 +29,7 @@ renamed as (
         ---------- timestamps
         {# ingest keeps wall times within 1970..2200; the guard keeps any other lake sound #}
         case
-            when wall_time between 0 and 7258118400 then to_timestamp(wall_time)::timestamp
+            when wall_time between 0 and 7258118400 then cast(to_timestamp(wall_time) as timestamp)
         end as wall_time,
         strptime(ingested_at, '%Y%m%dT%H%M%S%fZ') as ingested_at,
         count(distinct ingested_at) over (partition by run_id) as run_parts

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from obs.cli.dbt import project_dir, state_dir
+from obs.runner.dbt import project_dir, state_dir
 
 STATE_FILE = "build-state.json"
 # Folders of the project whose files decide what a build produces.

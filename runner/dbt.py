@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from obs.runner.errors import DbtError
+
 PARTIAL_PARSE_FILE = "partial_parse.msgpack"
 # A failed test's rows are printed up to this many.
 FAILURE_ROWS = 10
@@ -29,14 +31,6 @@ FAILURE_ROWS = 10
 PARSE_CACHE_FILES = 16
 # How long a build waits for another process to let go of the warehouse.
 LOCK_WAIT_SECONDS = 5.0
-
-
-class DbtError(Exception):
-    """dbt could not run (no project, a warehouse held by another process, a dbt error).
-
-    The message is one line naming the file or command and what to do. Python
-    callers get it as it is; the ``obs`` command prints it as its error line.
-    """
 
 
 def project_dir() -> Path:
@@ -50,7 +44,9 @@ def project_dir() -> Path:
     for root in (package, package / "project"):
         if (root / "dbt_project.yml").is_file():
             return root
-    raise DbtError(f"{package}: no dbt_project.yml; reinstall obs (pip install obs)")
+    raise DbtError(
+        f"{package}: no dbt_project.yml; reinstall obs: pip install --force-reinstall obs-warehouse"
+    )
 
 
 def state_dir(warehouse: Path) -> Path:

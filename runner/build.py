@@ -1,0 +1,119 @@
+"""``obs build`` as a library call: build what changed in the lake since the last build.
+
+    from pathlib import Path
+    from obs.runner.build import build_warehouse
+
+    ran = build_warehouse(Path("warehouse/obs.duckdb"), Path("lake"))  # models run, 0: none
+
+A failed model or data test raises ``BuildFailed`` (a ``DbtError``) whose
+``failures`` hold one line per broken rule; nothing here prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from obs.runner import build_state
+from obs.runner.dbt import Dbt, project_dir
+from obs.runner.errors import DbtError
+
+# Tables of the lake that the dbt project declares as sources.
+SOURCES_YML = "models/staging/lake/_lake__sources.yml"
+
+
+class BuildFailed(DbtError):
+    """dbt ran, and a model or a data test failed: ``failures`` says which, a line each."""
+
+    def __init__(self, message: str, failures: Sequence[str]) -> None:
+        super().__init__(message)
+        self.failures = list(failures)
+
+
+def lake_sources() -> tuple[str, ...]:
+    import yaml
+
+    declared = yaml.safe_load((project_dir() / SOURCES_YML).read_text())
+    return tuple(
+        table["name"]
+        for source in declared.get("sources", [])
+        if source.get("name") == "lake"
+        for table in source.get("tables", [])
+    )
+
+
+def check_lake(lake: Path) -> None:
+    """Refuse a lake with nothing landed, or one an older obs wrote, in one line."""
+    if not any((lake / table).is_dir() for table in ("rollouts", "metrics", "runs")):
+        raise DbtError(
+            f"{lake}: nothing landed in this lake yet; run `obs ingest rollouts PATH` "
+            "or `obs ingest metrics PATH` first"
+        )
+    old = next((lake / "rollouts").glob("run_id=*/*.parquet"), None)
+    if old is not None:
+        raise DbtError(
+            f"{old}: this lake was written by an older obs (parts directly under run_id=); "
+            "ingest the source files again into a new lake (--lake)"
+        )
+
+
+def build_args(dbt_args: Sequence[str], unit_tests: bool) -> list[str]:
+    """dbt's arguments: no JSON artefacts, no unit tests unless asked; the user's last.
+
+    With a selection, a data test runs only when every model it reads is
+    selected (dbt's "buildable" indirect selection, unless the user chose
+    another): a test of two marts must not run beside one of them alone.
+    """
+    args = ["--no-write-json"]
+    if not unit_tests:
+        args += ["--exclude-resource-type", "unit_test"]
+    chosen = any(a.split("=", 1)[0] == "--indirect-selection" for a in dbt_args)
+    if build_state.selects(dbt_args) and not chosen:
+        args += ["--indirect-selection", "buildable"]
+    return [*args, *dbt_args]
+
+
+def run_build(dbt: Dbt, dbt_args: Sequence[str] = (), unit_tests: bool = False) -> int:
+    """One build with a kept ``Dbt``: plan, run dbt, record.
+
+    Returns how many models ran (0: the warehouse was up to date). Raises
+    ``BuildFailed`` when a model or a data test failed.
+    """
+    warehouse, lake = dbt.warehouse, dbt.lake
+    args = build_args(dbt_args, unit_tests)
+    custom = build_state.selects(dbt_args)
+    plan = build_state.plan(warehouse, lake, args, lake_sources())
+    # obs watch keeps dbt's parsed project: parse again when the project changed.
+    dbt.parsed_under(build_state.project_fingerprint([]))
+    if build_state.full_refresh(dbt_args):
+        plan = build_state.Plan(True, plan.tables, plan.marks, plan.fingerprint)
+    if plan.nothing and not custom:
+        return 0
+    selection = [] if custom else plan.select_args()
+    if plan.full and not custom and not build_state.full_refresh(dbt_args):
+        # New project files, vars or warehouse: incremental rows built under
+        # the old ones would stay as they were, so every model is rebuilt.
+        selection.append("--full-refresh")
+    result = dbt.invoke("build", [*selection, *args])
+    if custom:
+        # The user's own selection, perhaps under other vars: the next plain
+        # build rebuilds from scratch rather than trust what this one left.
+        build_state.forget(warehouse)
+    else:
+        build_state.record(warehouse, plan, succeeded=result.success)
+    if not result.success:
+        raise BuildFailed(
+            f"dbt build failed ({result.failed} failed, {result.passed} passed); "
+            "what broke is listed above, dbt's log above that",
+            result.failures,
+        )
+    return max(result.models_run, 1)
+
+
+def build_warehouse(
+    warehouse: Path, lake: Path, dbt_args: Sequence[str] = (), unit_tests: bool = False
+) -> int:
+    """``obs build`` from Python: check the lake, then build what changed since the last
+    build (everything the first time). Returns how many models ran (0: up to date)."""
+    check_lake(lake)
+    return run_build(Dbt(warehouse, lake), dbt_args, unit_tests)
