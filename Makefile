@@ -34,9 +34,12 @@ $(CHROMIUM):
 demo: install
 	$(BIN)/obs demo
 
-# The linters and the type checker first (seconds), then the suite.
+# The linters and the type checker first (about a minute), then the suite on
+# TEST_WORKERS processes (pytest-xdist; a test module's tests stay on one worker,
+# so its shared warehouse is built once). TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= 2
 test: install browser lint typecheck
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 
 test-fast: install
 	$(BIN)/python -m pytest -m "not integration and not slow"
