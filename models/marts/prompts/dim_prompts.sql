@@ -51,17 +51,16 @@ seen as (
 
 merged as (
     {% if is_incremental() %}
-        {# A prompt this table holds keeps where it was first seen; its
+        {# A prompt this table holds keeps where it was first seen (its
+           first data_idx that is not null, as a full build takes it); its
            instruction list and count take the longest and largest seen. #}
         select
             seen.prompt_hash,
-            case
-                when held.prompt_hash is null then seen.data_idx
-                else held.data_idx
-            end as data_idx,
+            coalesce(held.data_idx, seen.data_idx) as data_idx,
             coalesce(held.first_run_id, seen.first_run_id) as first_run_id,
             coalesce(held.prompt, seen.prompt) as prompt,
             case
+                when held.prompt_hash is null then seen.instruction_ids
                 when
                     len(coalesce(seen.instruction_ids, []))
                     > len(coalesce(held.instruction_ids, []))
