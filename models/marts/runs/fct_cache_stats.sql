@@ -115,7 +115,9 @@ joined as (
         totals.total_cache_queries,
         totals.total_prompt_tokens,
         hit_rate_stats.avg_hit_rate * totals.total_prompt_tokens as estimated_tokens_saved,
-        hit_rate_stats.hit_rate_slope
+        {# 12 significant digits: the last bits follow the order a parallel
+           aggregate added in #}
+        {{ significant('hit_rate_stats.hit_rate_slope') }} as hit_rate_slope
     from runs
     left join cache_runs using (run_id)
     left join seed_003_runs using (run_id)
