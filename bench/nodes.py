@@ -85,3 +85,15 @@ def node_counts(project: Path) -> dict[str, int]:
     counts = Counter(node["resource_type"] for node in manifest.get("nodes", {}).values())
     counts["unit_test"] += len(manifest.get("unit_tests", {}))
     return dict(counts)
+
+
+def plan_counts(project: Path, cache: Path) -> dict[str, int]:
+    """Nodes by kind (model, test, seed) in obs's compiled plan of the project copy."""
+    from obs.runner import plan
+    from obs.runner.dbt import environment
+
+    with environment({"OBS_PROJECT": str(project.resolve()), "XDG_CACHE_HOME": str(cache)}):
+        compiled = plan.load(plan.plan_fingerprint([]))
+    if compiled is None:
+        raise ValueError(f"no compiled plan of {project} in {cache}")
+    return dict(Counter(node.kind for node in compiled.nodes.values()))

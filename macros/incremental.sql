@@ -38,7 +38,13 @@ where {{ changed_groups_predicate(lookup or upstream, grain, upstream_time, own_
     {{ exceptions.raise_compiler_error("changed_rows: grain is [run_id] or [run_id, <integer column>]") }}
 {%- endif -%}
 {%- set by_run = {} -%}
-{%- if execute -%}
+{%- if obs_plan_mode() -%}
+    {#- obs's executor looks the groups up when it runs the model: see
+        obs_plan_mode. -#}
+    {{ return({'__obs_plan__': [{
+        'lookup': lookup | string, 'grain': grain,
+        'upstream_time': upstream_time, 'own_time': own_time}]}) }}
+{%- elif execute -%}
     {#- 1. each run's watermark, less the look-back window -#}
     {%- set held = run_query(
         "select run_id, cast(max(" ~ own_time ~ ") - to_seconds("
@@ -74,6 +80,9 @@ where {{ changed_groups_predicate(lookup or upstream, grain, upstream_time, own_
 
 {% macro merge_groups(first, second) %}
 {#- The union of two results of changed_groups (same grain). -#}
+{%- if '__obs_plan__' in first or '__obs_plan__' in second -%}
+    {{ return({'__obs_plan__': first.get('__obs_plan__', []) + second.get('__obs_plan__', [])}) }}
+{%- endif -%}
 {%- set merged = {} -%}
 {%- for by_run in [first, second] -%}
     {%- for run, values in by_run.items() -%}
@@ -88,7 +97,9 @@ where {{ changed_groups_predicate(lookup or upstream, grain, upstream_time, own_
 {% macro groups_predicate(by_run, grain, alias='upstream') %}
 {#- A predicate on `alias`'s columns named by `grain` that holds for the
     groups of `by_run` (a result of changed_groups); false when it is empty. -#}
-{%- if not by_run -%}
+{%- if '__obs_plan__' in by_run -%}
+    {{ obs_plan_marker('groups', {'specs': by_run['__obs_plan__'], 'grain': grain, 'alias': alias}) }}
+{%- elif not by_run -%}
     false
 {%- else -%}
     (
@@ -168,6 +179,8 @@ where {{ changed_runs_predicate(parts, own_parts) }}
 {% macro changed_runs_predicate(parts, own_parts) %}
 {%- if not execute -%}
     true
+{%- elif obs_plan_mode() -%}
+    {{ obs_plan_marker('runs', {'parts': parts | string, 'own_parts': own_parts, 'this': this | string}) }}
 {%- else -%}
     {%- set changed = run_query(
         "select now.run_id from (select run_id, max(run_parts) as run_parts from "

@@ -8,7 +8,14 @@
     the test's fixture and is returned as it is. -#}
     {%- set relation = source('lake', table_name) -%}
     {%- set text = relation | string -%}
-    {%- if execute and 'read_parquet' in text and not lake_has_parts(table_name) -%}
+    {%- if execute and 'read_parquet' in text and obs_plan_mode() -%}
+        {#- obs's executor keeps the first when the table has parts, else the second -#}
+        {{ obs_plan_marker('lake', {'table': table_name}) }} {{ relation }} /*obs:else*/ (select
+        {%- for name, type in columns.items() %}
+            cast(null as {{ type }}) as {{ name }}{{ "," if not loop.last }}
+        {%- endfor %}
+        where false) /*obs:end*/
+    {%- elif execute and 'read_parquet' in text and not lake_has_parts(table_name) -%}
         (select
         {%- for name, type in columns.items() %}
             cast(null as {{ type }}) as {{ name }}{{ "," if not loop.last }}

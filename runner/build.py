@@ -11,7 +11,9 @@ A failed model or data test raises ``BuildFailed`` (a ``DbtError``) whose
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from obs.runner import build_state
@@ -73,12 +75,56 @@ def build_args(dbt_args: Sequence[str], unit_tests: bool) -> list[str]:
     return [*args, *dbt_args]
 
 
-def run_build(dbt: Dbt, dbt_args: Sequence[str] = (), unit_tests: bool = False) -> int:
-    """One build with a kept ``Dbt``: plan, run dbt, record.
+@dataclass(frozen=True)
+class BuildSummary:
+    """What one build did."""
 
-    Returns how many models ran (0: the warehouse was up to date). Raises
-    ``BuildFailed`` when a model or a data test failed.
+    models: int  # models run; 0: the warehouse was up to date
+    tests_passed: int = 0
+    tests_warned: int = 0
+    engine: str = "obs"  # "obs": obs's executor; "dbt": dbt build
+    seconds: float = 0.0
+
+
+def run_build(dbt: Dbt, dbt_args: Sequence[str] = (), unit_tests: bool = False) -> int:
+    """One build with a kept ``Dbt``: how many models ran (0: up to date).
+
+    Raises ``BuildFailed`` when a model or a data test failed.
     """
+    return build(dbt, dbt_args, unit_tests).models
+
+
+def build(dbt: Dbt, dbt_args: Sequence[str] = (), unit_tests: bool = False) -> BuildSummary:
+    """One build: obs's executor runs the compiled plan; dbt builds what it does not run.
+
+    dbt builds when asked for its unit tests, given a selection or an
+    argument the executor does not take, or when the project holds a node
+    the executor does not run (``obs.runner.plan``), or with OBS_ENGINE=dbt.
+    """
+    started = time.perf_counter()
+    if not unit_tests:
+        from obs.runner.engine import build_with_plan
+
+        outcome = build_with_plan(dbt.warehouse, dbt.lake, dbt_args, build_args(dbt_args, False))
+        if outcome is not None:
+            if not outcome.success:
+                raise BuildFailed(
+                    f"build failed ({outcome.failed} failed, {outcome.passed} passed, "
+                    f"{outcome.skipped} skipped); what broke is listed above",
+                    outcome.failures,
+                )
+            return BuildSummary(
+                outcome.models_run if outcome.built else 0,
+                outcome.passed,
+                outcome.warned,
+                "obs",
+                time.perf_counter() - started,
+            )
+    return _dbt_build(dbt, dbt_args, unit_tests, started)
+
+
+def _dbt_build(dbt: Dbt, dbt_args: Sequence[str], unit_tests: bool, started: float) -> BuildSummary:
+    """``dbt build``: plan, run dbt, record."""
     warehouse, lake = dbt.warehouse, dbt.lake
     args = build_args(dbt_args, unit_tests)
     custom = build_state.selects(dbt_args)
@@ -88,7 +134,7 @@ def run_build(dbt: Dbt, dbt_args: Sequence[str] = (), unit_tests: bool = False) 
     if build_state.full_refresh(dbt_args):
         plan = build_state.Plan(True, plan.tables, plan.marks, plan.fingerprint)
     if plan.nothing and not custom:
-        return 0
+        return BuildSummary(0, engine="dbt")
     selection = [] if custom else plan.select_args()
     if plan.full and not custom and not build_state.full_refresh(dbt_args):
         # New project files, vars or warehouse: incremental rows built under
@@ -107,7 +153,9 @@ def run_build(dbt: Dbt, dbt_args: Sequence[str] = (), unit_tests: bool = False) 
             "what broke is listed above, dbt's log above that",
             result.failures,
         )
-    return max(result.models_run, 1)
+    return BuildSummary(
+        max(result.models_run, 1), engine="dbt", seconds=time.perf_counter() - started
+    )
 
 
 def build_warehouse(

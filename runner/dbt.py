@@ -34,12 +34,20 @@ LOCK_WAIT_SECONDS = 5.0
 
 
 def project_dir() -> Path:
-    """The obs dbt project: the checkout (an editable install), else the package's copy.
+    """The obs dbt project: OBS_PROJECT, else the checkout (an editable install), else
+    the package's copy.
 
     A wheel carries the project (dbt_project.yml, models, macros, seeds) as
     ``obs/project``. Nothing is written into it (dbt's state lives next to the
     warehouse), so an install that cannot be written works.
     """
+    chosen = os.environ.get("OBS_PROJECT")
+    if chosen:
+        # Another copy of the project (a fork with models of its own; the
+        # bench's copies with more models).
+        if not (Path(chosen) / "dbt_project.yml").is_file():
+            raise DbtError(f"{chosen}: OBS_PROJECT names no dbt project (no dbt_project.yml)")
+        return Path(chosen).resolve()
     package = Path(__file__).resolve().parents[1]
     for root in (package, package / "project"):
         if (root / "dbt_project.yml").is_file():
@@ -131,11 +139,10 @@ def _path_free_profile() -> None:
 
 
 @contextlib.contextmanager
-def lake_environment(warehouse: Path, lake: Path) -> Iterator[None]:
-    """Point dbt's profile and sources at this warehouse and lake (absolute paths)."""
-    saved = {k: os.environ.get(k) for k in ("OBS_WAREHOUSE", "OBS_LAKE")}
-    os.environ["OBS_WAREHOUSE"] = str(warehouse.resolve())
-    os.environ["OBS_LAKE"] = str(lake.resolve())
+def environment(values: dict[str, str]) -> Iterator[None]:
+    """These environment variables set while the block runs, then as they were."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
     try:
         yield
     finally:
@@ -144,6 +151,11 @@ def lake_environment(warehouse: Path, lake: Path) -> Iterator[None]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def lake_environment(warehouse: Path, lake: Path) -> contextlib.AbstractContextManager[None]:
+    """Point dbt's profile and sources at this warehouse and lake (absolute paths)."""
+    return environment({"OBS_WAREHOUSE": str(warehouse.resolve()), "OBS_LAKE": str(lake.resolve())})
 
 
 def release_warehouse() -> None:

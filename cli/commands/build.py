@@ -7,8 +7,8 @@ import time
 import click
 from obs.cli.errors import friendly_errors
 from obs.cli.options import Settings, echo_err, pass_settings
-from obs.runner.build import BuildFailed, check_lake
-from obs.runner.build import run_build as build_what_changed
+from obs.runner.build import BuildFailed, BuildSummary, check_lake
+from obs.runner.build import build as build_what_changed
 from obs.runner.dbt import Dbt
 
 
@@ -17,6 +17,11 @@ def run_build(dbt: Dbt, settings: Settings, dbt_args: tuple[str, ...], unit_test
 
     A failed build prints a line per broken rule before its one-line error.
     """
+    return build_summary(dbt, dbt_args, unit_tests).models
+
+
+def build_summary(dbt: Dbt, dbt_args: tuple[str, ...], unit_tests: bool) -> BuildSummary:
+    """``run_build`` with what the build did."""
     try:
         return build_what_changed(dbt, dbt_args, unit_tests)
     except BuildFailed as failed:
@@ -31,40 +36,69 @@ def run_build(dbt: Dbt, settings: Settings, dbt_args: tuple[str, ...], unit_test
     is_flag=True,
     help="Also run dbt's unit tests (the SQL on hand-made rows; `make test` runs them).",
 )
+@click.option(
+    "--compile-only",
+    is_flag=True,
+    help="Compile the project for obs's executor and build nothing (the first build "
+    "of each project version does this by itself).",
+)
 @click.argument("dbt_args", nargs=-1, type=click.UNPROCESSED)
 @pass_settings
-def build(settings: Settings, unit_tests: bool, dbt_args: tuple[str, ...]) -> None:
+def build(
+    settings: Settings, unit_tests: bool, compile_only: bool, dbt_args: tuple[str, ...]
+) -> None:
     """Build the models downstream of what landed since the last build, and test them.
 
     The first build of a warehouse builds every model; later ones build only
-    the models downstream of the lake tables that received parts, and
-    incremental models recompute only the iterations (or runs) that changed.
-    Nothing landed: nothing runs. Changed model files, vars, or a warehouse
-    another program changed: everything is rebuilt from scratch. Data tests
-    (keys, nulls, ranges) run on every model built. Extra arguments go to dbt
-    build; with --select or --exclude they choose what runs, --full-refresh
-    rebuilds from scratch.
+    the models downstream of the lake parts that landed, and incremental
+    models recompute only the iterations (or runs) those parts hold. Nothing
+    landed: nothing runs. Changed model files, vars, or a warehouse another
+    program changed: everything is rebuilt from scratch. Data tests (keys,
+    nulls, ranges) run on every model built.
 
-    dbt's log goes to stderr; stdout gets the warehouse path. The exit code
-    follows dbt: 1 when a model or test fails, with one line per broken rule.
+    obs runs the project's compiled SQL itself, on one DuckDB connection (the
+    first build of each project version compiles it with dbt, a few seconds).
+    With --select, --exclude, --unit-tests or other dbt arguments, or
+    OBS_ENGINE=dbt, dbt builds instead; --vars and --full-refresh work on
+    either. Progress and a summary go to stderr (dbt's log when dbt builds);
+    stdout gets the warehouse path. Exit 1 when a model or test fails, with
+    one line per broken rule.
 
     \b
     Example:
       obs build
       obs build --full-refresh
+      obs build --vars '{pass_threshold: 0.7}'
       obs build --unit-tests
       obs build --select fct_prompt_learning+
       obs --warehouse /data/obs.duckdb --lake /data/lake build
     """
     started = time.perf_counter()
+    if compile_only:
+        from obs.runner.engine import prepare
+
+        with friendly_errors(settings.debug):
+            ready = prepare(dbt_args, quiet=bool({"-q", "--quiet"} & set(dbt_args)))
+        echo_err(
+            f"compiled in {time.perf_counter() - started:.1f} s"
+            if ready
+            else "these arguments build with dbt: nothing to compile"
+        )
+        return
     with friendly_errors(settings.debug):
         check_lake(settings.lake)
-        ran = run_build(Dbt(settings.warehouse, settings.lake), settings, dbt_args, unit_tests)
-    if ran == 0:
+        done = build_summary(Dbt(settings.warehouse, settings.lake), dbt_args, unit_tests)
+    if done.models == 0:
         echo_err(
             "up to date: nothing landed since the last build "
             "(obs build --full-refresh rebuilds every model)"
         )
+    elif done.engine == "obs":
+        warned = f", {done.tests_warned} warned" if done.tests_warned else ""
+        echo_err(
+            f"built {done.models} models, {done.tests_passed} data tests passed{warned}, "
+            f"in {time.perf_counter() - started:.1f} s"
+        )
     else:
-        echo_err(f"built in {time.perf_counter() - started:.1f} s")
+        echo_err(f"built with dbt in {time.perf_counter() - started:.1f} s")
     click.echo(str(settings.warehouse))

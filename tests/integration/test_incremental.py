@@ -10,23 +10,24 @@ scratch on the final lake, and every table of the two must hold the same rows.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import duckdb
 import pytest
 from obs.ingest.synthetic import DemoSpec, write_demo_run
-from obs.ingest.synthetic_agent import AgentSpec, write_agent_run
-from obs.ingest.synthetic_runs import write_seed_export
 from obs.runner import build_state
 
 from tests.conftest import run_cli
+from tests.integration.growing_run import land_first, land_more
 
 pytestmark = pytest.mark.integration
 
 # Everything here lands within seconds, inside the default look-back window
 # (which re-reads recent parts on purpose); 0 shows the pure rule.
 NO_LOOKBACK = ["--vars", "{incremental_lookback_seconds: 0}"]
+BUILT = re.compile(r"built \d+ models")
 
 
 def _tables(con: duckdb.DuckDBPyConnection, catalog: str) -> list[str]:
@@ -83,52 +84,9 @@ def _positions(warehouse: Path, sql: str) -> list[tuple]:
 
 
 def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
-    run_a, held = tmp_path / "run_a", tmp_path / "held"
-    write_demo_run(run_a, DemoSpec(prompts=12, iterations=5, samples_per_prompt=4, seed=3))
-    # Run b shares its prompts with run a (the same seed): fct_prompt_run_diff has rows.
-    write_demo_run(held / "b", DemoSpec(prompts=9, iterations=3, samples_per_prompt=4, seed=3))
-    (run_a / "4.jsonl").rename(held / "4.jsonl")
-    lines = (run_a / "3.jsonl").read_bytes().splitlines(keepends=True)
-    (run_a / "3.jsonl").write_bytes(b"".join(lines[: len(lines) // 2]))
-
     lake, warehouse = tmp_path / "lake", tmp_path / "inc" / "obs.duckdb"
     base = ["--lake", lake, "--warehouse", warehouse]
-    run_cli([*base, "ingest", "rollouts", run_a, "--run", "a", "-q"])
-    # Run a's performance metric, for reward hacking: iterations 0-3 now, 4 later.
-    accuracy = tmp_path / "a_eval.jsonl"
-    accuracy.write_text(
-        "".join(f'{{"step": {t}, "eval/accuracy": {0.5 + t / 20}}}\n' for t in range(4))
-    )
-    run_cli([*base, "ingest", "metrics", accuracy, "--run", "a", "-q"])
-    # A reward monitor's samples for run a's first steps (the rollouts win
-    # where both exist) and for a run of its own, m, which grows later.
-    from obs.monitor import RewardTracker
-
-    monitor = tmp_path / "monitoring_data"
-
-    def track(steps: range) -> None:
-        tracker = RewardTracker(["f", "g"], monitor, track_distributions=True)
-        for t in steps:
-            tracker.track_step(t, {"f": [t, 1.0, 2.0 * t], "g": [0.5, -t, 1.0]})
-
-    track(range(5))
-    run_cli([*base, "ingest", "monitoring", monitor, "--run", "m", "-q"])
-    run_cli([*base, "ingest", "monitoring", monitor, "--run", "a", "-q"])
-    # Tracker histories too: a seed-style run with a planted pattern, in two steps.
-    exports = tmp_path / "exports"
-    write_seed_export(exports / "w1.json", run_id="w1", steps=60, patterns=["kl_runaway"])
-    # w0 lands once and stays as it is.
-    write_seed_export(exports / "w0.json", run_id="w0", steps=50, seed=2)
-    run_cli([*base, "ingest", "metrics", exports, "-q"])
-    (exports / "w0.json").unlink()
-    # A multi-turn agent's run g: its rollouts (the last step lands later),
-    # eval logs and console log.
-    agent = tmp_path / "agent"
-    write_agent_run(agent, AgentSpec(steps=4, queries=3, rollouts=3, eval_every=2))
-    (agent / "rollouts" / "4.jsonl").rename(held / "g4.jsonl")
-    run_cli([*base, "ingest", "rollouts", agent / "rollouts", "--run", "g", "-q"])
-    run_cli([*base, "ingest", "eval-logs", agent / "eval_logs", "--run", "g", "-q"])
-    run_cli([*base, "ingest", "trainer-log", agent / "train.log", "--run", "g-log", "-q"])
+    grown_run = land_first(tmp_path, base)
     run_cli([*base, "build", *NO_LOOKBACK])
     # Sentinels: an incremental build that re-read an unchanged iteration
     # would overwrite them; one in the grown iteration must be overwritten.
@@ -191,21 +149,7 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
     state_file.write_text(json.dumps(state))
 
     # The dump grows, a new iteration lands, a second run appears.
-    with (run_a / "3.jsonl").open("ab") as grown:
-        grown.write(b"".join(lines[len(lines) // 2 :]))
-    (held / "4.jsonl").rename(run_a / "4.jsonl")
-    run_cli([*base, "ingest", "rollouts", run_a, "--run", "a", "-q"])
-    run_cli([*base, "ingest", "rollouts", held / "b", "--run", "b", "-q"])
-    (held / "g4.jsonl").rename(agent / "rollouts" / "4.jsonl")
-    run_cli([*base, "ingest", "rollouts", agent / "rollouts", "--run", "g", "-q"])
-    track(range(5, 8))
-    run_cli([*base, "ingest", "monitoring", monitor, "--run", "m", "-q"])
-    with accuracy.open("a") as grown:
-        grown.write('{"step": 4, "eval/accuracy": 0.7}\n')
-    run_cli([*base, "ingest", "metrics", accuracy, "--run", "a", "-q"])
-    write_seed_export(exports / "w1.json", run_id="w1", steps=90, patterns=["kl_runaway"])
-    write_seed_export(exports / "w2.json", run_id="w2", steps=40, seed=1)
-    run_cli([*base, "ingest", "metrics", exports, "-q"])
+    land_more(grown_run)
     plan = build_state.plan(
         warehouse,
         lake,
@@ -283,10 +227,11 @@ def _small_built_run(tmp_path: Path) -> tuple[list, Path, str]:
 
 def test_build_runs_nothing_when_nothing_landed(tmp_path: Path) -> None:
     base, warehouse, first_log = _small_built_run(tmp_path)
-    assert "built in" in first_log
-    # An everyday build runs the data tests, not dbt's unit tests.
-    finished = [line for line in first_log.splitlines() if "Finished running" in line]
-    assert finished and "data tests" in finished[0] and "unit test" not in finished[0]
+    # An everyday build runs on obs's executor: every model and its data
+    # tests, not dbt's unit tests.
+    built = re.search(r"built (\d+) models, (\d+) data tests passed", first_log)
+    assert built and int(built[1]) > 60 and int(built[2]) > 60, first_log
+    assert "unit test" not in first_log
     again = run_cli([*base, "build"])
     assert "up to date: nothing landed since the last build" in again.stderr
     assert again.stdout.strip() == str(warehouse)
@@ -294,19 +239,19 @@ def test_build_runs_nothing_when_nothing_landed(tmp_path: Path) -> None:
     count = "select count(*) from fct_prompt_iteration"
     rows = _positions(warehouse, count)
     refreshed = run_cli([*base, "build", "--full-refresh"])
-    assert "built in" in refreshed.stderr
+    assert BUILT.search(refreshed.stderr)
     assert _positions(warehouse, count) == rows == [(12,)]
     # A warehouse changed behind obs's back (deleted here) is built whole again.
     warehouse.unlink()
     rebuilt = run_cli([*base, "build"])
-    assert "built in" in rebuilt.stderr
+    assert BUILT.search(rebuilt.stderr)
     assert _positions(warehouse, count) == rows
     # So is one pointed at another lake (here the same rollouts, moved): its
     # views must read the new place.
     moved = tmp_path / "moved_lake"
     shutil.move(base[1], moved)
     elsewhere = run_cli(["--lake", moved, "--warehouse", warehouse, "build"])
-    assert "built in" in elsewhere.stderr
+    assert BUILT.search(elsewhere.stderr)
     assert _positions(warehouse, "select count(*) from stg_rollouts") == [(24,)]
 
 

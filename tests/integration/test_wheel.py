@@ -131,5 +131,7 @@ def _demo(tmp_path: Path, python: Path, venv: Path, purelib: Path) -> None:
         "lake/rollouts",
     ):
         assert (empty / made).exists(), made
-    # dbt's state sits beside the warehouse, never in the package
-    assert (empty / "warehouse" / "obs.duckdb.dbt" / "target").is_dir()
+    # the build's state sits beside the warehouse, never in the package; the
+    # plan obs's executor runs was compiled into the user's cache
+    assert (empty / "warehouse" / "obs.duckdb.dbt" / "build-state.json").is_file()
+    assert list((tmp_path / "cache" / "obs" / "plan").glob("*.json"))

@@ -6,17 +6,9 @@
     )
 }}
 {# A prompt's text and instructions never change. An incremental build reads
-   only the parts published after the newest rollout this table has seen
-   (less the look-back window: see the macro changed_rows) and merges what it
-   finds into the rows it holds. The watermark is read before the query is
-   compiled, so it is a constant DuckDB uses to skip older parts unread. #}
-{% set watermark = none %}
-{% if is_incremental() and execute %}
-    {% set watermark = run_query(
-        "select cast(max(last_ingested_at) - to_seconds("
-        ~ var('incremental_lookback_seconds') ~ ") as varchar) from " ~ this
-    ).columns[0].values()[0] %}
-{% endif %}
+   only the parts published since this table last read the lake (macro
+   newly_published) and merges what it finds into the rows it holds. The
+   bound is a constant DuckDB uses to skip older parts unread. #}
 with
 
 stg_rollouts as (
@@ -29,8 +21,8 @@ stg_rollouts as (
         run_id,
         ingested_at
     from {{ ref('stg_rollouts') }}
-    {% if watermark is not none %}
-        where ingested_at > timestamp '{{ watermark }}'
+    {% if is_incremental() %}
+        where {{ newly_published('ingested_at', 'last_ingested_at') }}
     {% endif %}
 ),
 

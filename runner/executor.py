@@ -1,0 +1,449 @@
+"""obs's executor: the compiled plan run in DAG order on one DuckDB connection.
+
+``obs build`` and ``obs watch`` run the dbt project without dbt's per-node
+cost: each selected node's compiled SQL (``obs.runner.plan``) runs as one
+statement, or a few, on one connection, and every selected data test runs in
+one batched query. A table is ``create or replace table ... as``; an
+incremental model either that (a full build) or its incremental SQL into a
+temporary table, then the project's delete-by-keys and an insert; a view is
+created only when its SQL changed; a seed is read with its declared column
+types. Data tests follow dbt's rules (fail_calc, warn_if, error_if,
+severity) and a failure is described as ``obs build`` always did.
+
+Which groups an incremental model recomputes is decided here, exactly: the
+build lists the lake's part files before it starts; a model's changed groups
+are those with rows in the parts of its upstream lake tables that were not in
+the listing its last successful build started from (per run, from the oldest
+such part's publish time on; a run that lost a part is read whole). A part
+published while a build runs is in no listing that build records, so the
+next build reads it: nothing is missed, whatever the timing, and no time
+window is needed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+import time
+import types
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from obs.runner.dbt import FAILURE_ROWS
+from obs.runner.plan import DATABASE_PLACEHOLDER, LAKE_PLACEHOLDER, Node, Plan
+
+log = logging.getLogger(__name__)
+
+MARKER = re.compile(
+    r"/\*obs:(?P<kind>lake|groups|runs|since) (?P<spec>\{.*?\})\*/"
+    r"(?:(?P<present>.*?)/\*obs:else\*/(?P<absent>.*?)/\*obs:end\*/)?",
+    re.DOTALL,
+)
+PART_TIME = re.compile(r"^ingested_at=(\d{8}T\d{6}\d{6})Z$")
+
+# A listing of the lake: lake table -> run -> part files (relative paths).
+Listing = dict[str, dict[str, set[str]]]
+
+
+def list_lake(lake: Path, tables: Iterable[str]) -> Listing:
+    """Every published part file of these lake tables, by run."""
+    listing: Listing = {}
+    for table in tables:
+        runs: dict[str, set[str]] = {}
+        folder = lake / table
+        try:
+            run_dirs = [e for e in folder.iterdir() if e.name.startswith("run_id=")]
+        except OSError:
+            run_dirs = []
+        for run_dir in run_dirs:
+            run = run_dir.name[len("run_id=") :]
+            files: set[str] = set()
+            try:
+                parts = list(run_dir.iterdir())
+            except OSError:
+                continue
+            for part in parts:
+                if not PART_TIME.match(part.name):
+                    continue
+                try:
+                    files.update(
+                        f"{run_dir.name}/{part.name}/{f.name}"
+                        for f in part.iterdir()
+                        if f.name.endswith(".parquet")
+                    )
+                except OSError:
+                    continue
+            if files:
+                runs[run] = files
+        listing[table] = runs
+    return listing
+
+
+def listing_record(listing: Listing) -> dict[str, dict[str, list[str]]]:
+    return {t: {r: sorted(files) for r, files in runs.items()} for t, runs in listing.items()}
+
+
+def listing_from_record(record: Any) -> Listing:
+    return {t: {r: set(files) for r, files in runs.items()} for t, runs in record.items()}
+
+
+def part_time(relative: str) -> str:
+    """A part's publish time as a SQL timestamp literal's text."""
+    stamp = relative.split("/")[1][len("ingested_at=") :].rstrip("Z")
+    return (
+        f"{stamp[0:4]}-{stamp[4:6]}-{stamp[6:8]} "
+        f"{stamp[9:11]}:{stamp[11:13]}:{stamp[13:15]}.{stamp[15:21]}"
+    )
+
+
+@dataclass
+class Changes:
+    """What a model has not read yet: per run, the oldest new part's time, or None
+    (the run lost a part: read it whole)."""
+
+    runs: dict[str, str | None] = field(default_factory=dict)
+
+    @property
+    def oldest(self) -> str | None:
+        times = [t for t in self.runs.values() if t is not None]
+        if any(t is None for t in self.runs.values()):
+            return "1970-01-01 00:00:00"
+        return min(times) if times else None
+
+
+def changes_between(now: Listing, before: Listing | None, tables: Iterable[str]) -> Changes:
+    changes = Changes()
+    for table in tables:
+        held = (before or {}).get(table, {})
+        current = now.get(table, {})
+        for run in set(current) | set(held):
+            new = current.get(run, set()) - held.get(run, set())
+            if held.get(run, set()) - current.get(run, set()):
+                changes.runs[run] = None
+            elif new and changes.runs.get(run, "") is not None:
+                oldest = min(part_time(f) for f in new)
+                previous = changes.runs.get(run)
+                changes.runs[run] = oldest if previous is None else min(previous, oldest)
+    return changes
+
+
+def quote_text(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+@dataclass
+class NodeFailure:
+    node: Node
+    lines: list[str]
+
+
+@dataclass
+class Outcome:
+    models_run: int = 0
+    passed: int = 0
+    failed: int = 0
+    warned: int = 0
+    skipped: int = 0
+    failures: list[str] = field(default_factory=list)
+    # unique ids of the models and seeds that built successfully
+    built: set[str] = field(default_factory=set)
+    views: dict[str, str] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def success(self) -> bool:
+        return self.failed == 0
+
+
+class Executor:
+    """Runs a plan's selected nodes on one connection to the warehouse."""
+
+    def __init__(self, plan: Plan, con: Any, lake: Path, listing: Listing) -> None:
+        self.plan = plan
+        self.con = con
+        self.lake = lake.resolve()
+        self.listing = listing
+        self.database = con.execute("select current_database()").fetchone()[0]
+        self.by_relation = {n.relation: n for n in plan.nodes.values() if n.relation}
+        self.existing = {
+            (schema, name)
+            for schema, name in con.execute(
+                "select schema_name, table_name from duckdb_tables() "
+                "where database_name = current_database()"
+            ).fetchall()
+        }
+        self.existing_views = {
+            (schema, name)
+            for schema, name in con.execute(
+                "select schema_name, view_name from duckdb_views() "
+                "where database_name = current_database() and not internal"
+            ).fetchall()
+        }
+
+    # ---------- SQL rendering
+
+    def _plain(self, text: str) -> str:
+        text = text.replace(LAKE_PLACEHOLDER, str(self.lake).replace("'", "''"))
+        return text.replace(DATABASE_PLACEHOLDER, self.database)
+
+    def render(self, node: Node, sql: str, changes: Callable[[str], Changes]) -> str:
+        out: list[str] = []
+        position = 0
+        for match in MARKER.finditer(sql):
+            out.append(self._plain(sql[position : match.start()]))
+            position = match.end()
+            spec = json.loads(match["spec"])
+            kind = match["kind"]
+            if kind == "lake":
+                chosen = match["present"] if self.listing.get(spec["table"]) else match["absent"]
+                out.append(self._plain(chosen))
+            elif kind == "groups":
+                out.append(self._groups(node, spec, changes))
+            elif kind == "runs":
+                out.append(self._runs(spec))
+            else:
+                oldest = changes(node.unique_id).oldest
+                out.append("false" if oldest is None else f"{spec['time']} >= timestamp '{oldest}'")
+        out.append(self._plain(sql[position:]))
+        return "".join(out)
+
+    def changed_groups(self, node: Node, specs: Sequence[dict], changes: Callable) -> dict:
+        """run -> values of the grain's second column (or [None]): the groups to recompute."""
+        by_run: dict[str, list[Any]] = {}
+        for spec in specs:
+            lookup = self._plain(spec["lookup"])
+            grain = spec["grain"]
+            source = self.by_relation.get(spec["lookup"])
+            tables = self.plan.lake_tables_of(source.unique_id) if source else None
+            found = changes(node.unique_id, tables)
+            conditions = []
+            for run, oldest in sorted(found.runs.items()):
+                condition = f"run_id = {quote_text(run)}"
+                if oldest is not None:
+                    condition += f" and {spec['upstream_time']} >= timestamp '{oldest}'"
+                conditions.append(f"({condition})")
+            if not conditions:
+                continue
+            rows = self.con.execute(
+                f"select distinct {', '.join(grain)} from {lookup} "
+                f"where {' or '.join(conditions)} order by all"
+            ).fetchall()
+            for row in rows:
+                values = by_run.setdefault(row[0], [])
+                value = row[1] if len(grain) > 1 else None
+                if value not in values:
+                    values.append(value)
+        return by_run
+
+    def _groups(self, node: Node, spec: dict, changes: Callable) -> str:
+        by_run = self.changed_groups(node, spec["specs"], changes)
+        return groups_predicate(by_run, spec["grain"], spec["alias"])
+
+    def _runs(self, spec: dict) -> str:
+        rows = self.con.execute(
+            "select now.run_id from (select run_id, max(run_parts) as run_parts from "
+            f"{self._plain(spec['parts'])} as parts group by 1) as now left join "
+            f"(select run_id, max({spec['own_parts']}) as run_parts from "
+            f"{self._plain(spec['this'])} group by 1) as held using (run_id) "
+            "where held.run_parts is distinct from now.run_parts order by 1"
+        ).fetchall()
+        if not rows:
+            return "false"
+        return "upstream.run_id in (" + ", ".join(quote_text(r[0]) for r in rows) + ")"
+
+    # ---------- nodes
+
+    def exists(self, node: Node) -> bool:
+        return node_schema_name(node) in self.existing
+
+    def exists_view(self, node: Node) -> bool:
+        return node_schema_name(node) in self.existing_views
+
+    def run_model(self, node: Node, full: bool, changes: Callable) -> str | None:
+        """Build one model or seed; the view SQL hash for views."""
+        relation = self._plain(node.relation)
+        if node.kind == "seed":
+            self._seed(node, relation)
+            return None
+        if node.materialized == "view":
+            sql = self.render(node, node.sql, changes)
+            self.con.execute(f"create or replace view {relation} as (\n{sql}\n)")
+            return hashlib.sha1(sql.encode()).hexdigest()
+        incremental = node.materialized == "incremental" and not full and self.exists(node)
+        if node.language == "python":
+            self._python(node, relation, incremental, changes)
+            return None
+        if not incremental:
+            sql = self.render(node, node.sql, changes)
+            self.con.execute(f"create or replace table {relation} as (\n{sql}\n)")
+            return None
+        sql = self.render(node, node.incremental_sql or node.sql, changes)
+        self._merge(node, relation, sql)
+        return None
+
+    def view_sql_hash(self, node: Node, changes: Callable) -> str:
+        return hashlib.sha1(self.render(node, node.sql, changes).encode()).hexdigest()
+
+    def _merge(self, node: Node, relation: str, sql: str) -> None:
+        """The project's delete+insert: replace the groups the new rows hold."""
+        new = "obs_new_rows"
+        self.con.execute(f"create or replace temporary table {new} as (\n{sql}\n)")
+        self._replace_keys(node, relation, new)
+        self.con.execute(f"drop table {new}")
+
+    def _replace_keys(self, node: Node, relation: str, new: str) -> None:
+        keys = node.unique_key
+        columns = [
+            row[0]
+            for row in self.con.execute(
+                "select column_name from duckdb_columns() where database_name = ? "
+                "and schema_name = ? and table_name = ? order by column_index",
+                [self.database, *node_schema_name(node)],
+            ).fetchall()
+        ]
+        quoted = ", ".join(f'"{c}"' for c in columns)
+        matches = " and ".join(f"keys.{k} = target.{k}" for k in keys)
+        self.con.execute(
+            f"delete from {relation} as target using (select distinct "
+            f"{', '.join(keys)} from {new}) as keys where {matches}"
+        )
+        self.con.execute(f"insert into {relation} ({quoted}) select {quoted} from {new}")
+
+    def _seed(self, node: Node, relation: str) -> None:
+        columns = ", ".join(f"{quote_text(name)}: 'varchar'" for name, _ in node.seed_columns)
+        casts = ", ".join(
+            f'cast("{name}" as {kind}) as "{name}"' for name, kind in node.seed_columns
+        )
+        self.con.execute(
+            f"create or replace table {relation} as select {casts} from read_csv("
+            f"{quote_text(node.seed_path or '')}, header = true, columns = {{{columns}}}, "
+            "auto_detect = false, quote = '\"', escape = '\"')"
+        )
+
+    def _python(self, node: Node, relation: str, incremental: bool, changes: Callable) -> None:
+        code = self._plain((node.incremental_sql if incremental else None) or node.sql)
+        module = types.ModuleType(f"obs_model_{node.name}")
+        exec(compile(code, f"<{node.name}>", "exec"), module.__dict__)
+        dbt = module.dbtObj(lambda name: self.con.sql(f"select * from {name}"))
+        if incremental:
+            # Its groups by the rule changed_groups follows in the SQL models,
+            # looked up in the model it reads.
+            marker = {
+                "lookup": node_parent_relation(self.plan, node),
+                "grain": node.unique_key,
+                "upstream_time": "ingested_through",
+            }
+            by_run = self.changed_groups(node, [marker], changes)
+            dbt.obs_changed_groups = groups_predicate(by_run, node.unique_key, None)
+        frame = module.model(dbt, self.con)
+        self.con.register("obs_python_rows", frame)
+        try:
+            if incremental:
+                self.con.execute(
+                    "create or replace temporary table obs_new_rows as "
+                    "select * from obs_python_rows"
+                )
+                self._replace_keys(node, relation, "obs_new_rows")
+                self.con.execute("drop table obs_new_rows")
+            else:
+                self.con.execute(
+                    f"create or replace table {relation} as select * from obs_python_rows"
+                )
+        finally:
+            self.con.unregister("obs_python_rows")
+
+    # ---------- tests
+
+    def run_tests(self, tests: Sequence[Node], outcome: Outcome) -> None:
+        """Every test in one query; a test whose SQL fails is run alone to say so."""
+        if not tests:
+            return
+        parts = [self._test_query(i, t) for i, t in enumerate(tests)]
+        try:
+            rows = self.con.execute("\nunion all\n".join(parts)).fetchall()
+        except Exception:  # one broken test: find it
+            rows = []
+            for i, test in enumerate(tests):
+                try:
+                    rows += self.con.execute(parts[i]).fetchall()
+                except Exception as exc:  # a test that cannot run is a failure
+                    outcome.failed += 1
+                    outcome.failures.append(f"{test.name}: {first_line(exc)}")
+        for index, _failures, should_warn, should_error in sorted(rows):
+            test = tests[index]
+            if test.severity == "error" and should_error:
+                outcome.failed += 1
+                outcome.failures.extend(self.describe_failure(test))
+            elif should_warn:
+                outcome.warned += 1
+            else:
+                outcome.passed += 1
+
+    def _test_query(self, index: int, test: Node) -> str:
+        sql = self.render(test, test.sql, lambda *a: Changes())
+        limit = f"\nlimit {int(test.limit)}" if test.limit is not None else ""
+        return (
+            f"select {index} as test_index, failures, should_warn, should_error from ("
+            f"select {test.fail_calc} as failures, "
+            f"{test.fail_calc} {test.warn_if} as should_warn, "
+            f"{test.fail_calc} {test.error_if} as should_error "
+            f"from (\n{sql}{limit}\n) as dbt_internal_test) as obs_test_{index}"
+        )
+
+    def describe_failure(self, test: Node) -> list[str]:
+        """A failed test's rows, one line per broken rule, as ``obs build`` prints them."""
+        sql = self.render(test, test.sql, lambda *a: Changes())
+        try:
+            cursor = self.con.execute(f"select * from ({sql}) as failing limit {FAILURE_ROWS}")
+            names = [column[0] for column in cursor.description or []]
+            rows = cursor.fetchall()
+        except Exception:
+            rows = []
+        if not rows:
+            return [f"{test.name}: failed"]
+        if names[:2] == ["rule", "failing_rows"]:
+            return [f"{test.name}: {rule} ({count} rows)" for rule, count, *_ in rows]
+        return [
+            f"{test.name}: " + ", ".join(f"{n}={v!r}" for n, v in zip(names, row, strict=True))
+            for row in rows
+        ]
+
+
+def first_line(exc: BaseException) -> str:
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
+def groups_predicate(by_run: dict, grain: Sequence[str], alias: str | None) -> str:
+    """The predicate the macro groups_predicate writes for these groups."""
+    if not by_run:
+        return "false"
+    prefix = f"{alias}." if alias else ""
+    terms = []
+    for run, values in by_run.items():
+        term = f"({prefix}{grain[0]} = {quote_text(run)}"
+        if len(grain) > 1:
+            term += f" and {prefix}{grain[1]} in ({', '.join(str(v) for v in values)})"
+        terms.append(term + ")")
+    return "(\n    " + "\n    or ".join(terms) + "\n)"
+
+
+def node_schema_name(node: Node) -> tuple[str, str]:
+    parts = [p.strip('"') for p in node.relation.split(".")]
+    return parts[-2], parts[-1]
+
+
+def node_parent_relation(plan: Plan, node: Node) -> str:
+    """The relation of a Python model's one parent (its changed groups' lookup)."""
+    parents = [plan.nodes[p] for p in node.parents if p in plan.nodes]
+    if len(parents) != 1:
+        raise ValueError(f"{node.name}: an incremental Python model reads one model")
+    return parents[0].relation
+
+
+def timed(outcome: Outcome, key: str, started: float) -> None:
+    outcome.seconds[key] = time.perf_counter() - started

@@ -1,0 +1,364 @@
+"""The build plan: the dbt project compiled once, for obs's executor to run on any warehouse.
+
+dbt parses and compiles the project (every model, seed and data test) in
+plan mode (the macro ``obs_plan_mode``): against no real warehouse or lake,
+with the macros that would query either while compiling writing markers
+instead. Incremental models are compiled twice, as a full build and as an
+incremental one. The result is one JSON file: per node its kind, its
+materialization and keys, its parents, and its SQL with two placeholders
+(the lake's path and the warehouse's database name) that the executor
+replaces. It depends only on the project's files and the dbt arguments that
+change what a build produces, so it is kept in the per-user cache under
+their fingerprint and compiled again only when either changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from obs.runner.dbt import environment, project_dir
+from obs.runner.errors import DbtError
+
+# The plan's format: a plan written by another format is compiled again.
+PLAN_FORMAT = 1
+# Stand-ins compiled into the SQL, replaced when the plan runs.
+LAKE_PLACEHOLDER = "/__obs_plan_lake__"
+DATABASE_PLACEHOLDER = "__obs_plan_db__"
+# Plans kept in the per-user cache (one per project version and vars).
+PLAN_CACHE_FILES = 8
+# What the executor runs itself; any other node sends the build to dbt.
+MATERIALIZATIONS = {"view", "table", "incremental", "seed", "test"}
+# dbt arguments the plan can be compiled under; any other goes to dbt.
+PLAN_ARGS_WITH_VALUE = {"--vars"}
+
+
+class PlanUnsupported(Exception):
+    """The project (or the arguments) holds something the executor does not run."""
+
+
+@dataclass
+class Node:
+    """One node of the plan: a model, a seed or a data test."""
+
+    unique_id: str
+    name: str
+    kind: str  # model, seed, test
+    materialized: str
+    language: str  # sql, python
+    relation: str  # quoted "db"."schema"."name" (placeholder database)
+    parents: list[str]  # unique ids of the models and seeds it reads
+    sources: list[str]  # lake tables it reads directly
+    sql: str  # full build (tests: the test query)
+    incremental_sql: str | None = None
+    unique_key: list[str] = field(default_factory=list)
+    # tests
+    severity: str = "error"
+    fail_calc: str = "count(*)"
+    warn_if: str = "!= 0"
+    error_if: str = "!= 0"
+    limit: int | None = None
+    # seeds
+    seed_path: str | None = None
+    seed_columns: list[list[str]] = field(default_factory=list)
+
+    def record(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Plan:
+    fingerprint: str
+    nodes: dict[str, Node]  # in DAG order
+    # lake table -> the models that read it directly (staging)
+    lake_tables: list[str]
+
+    def children(self) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {uid: [] for uid in self.nodes}
+        for node in self.nodes.values():
+            for parent in node.parents:
+                found.setdefault(parent, []).append(node.unique_id)
+        return found
+
+    def downstream_of_tables(self, tables: Sequence[str]) -> set[str]:
+        """The models (and seeds) downstream of these lake tables, themselves included."""
+        wanted = set(tables)
+        chosen: set[str] = set()
+        for uid, node in self.nodes.items():  # DAG order: parents first
+            if node.kind == "test":
+                continue
+            if wanted.intersection(node.sources) or chosen.intersection(node.parents):
+                chosen.add(uid)
+        return chosen
+
+    def lake_tables_of(self, uid: str) -> set[str]:
+        """Every lake table a node reads, directly or through its parents."""
+        found: set[str] = set()
+        todo = [uid]
+        seen: set[str] = set()
+        while todo:
+            current = todo.pop()
+            if current in seen or current not in self.nodes:
+                continue
+            seen.add(current)
+            node = self.nodes[current]
+            found.update(node.sources)
+            todo.extend(node.parents)
+        return found
+
+
+def plan_args(dbt_args: Sequence[str]) -> list[str] | None:
+    """The arguments a plan is compiled under, or None when one needs dbt itself.
+
+    The executor takes ``--vars`` and the arguments that change nothing a
+    build produces (``--quiet``, ``--full-refresh``, log options); a
+    selection, a selector, ``--defer`` or any other argument goes to dbt.
+    """
+    from obs.runner import build_state
+
+    kept: list[str] = []
+    items = list(dbt_args)
+    i = 0
+    while i < len(items):
+        arg = items[i]
+        name = arg.split("=", 1)[0]
+        if name in PLAN_ARGS_WITH_VALUE:
+            if "=" in arg:
+                kept.append(arg)
+            elif i + 1 < len(items):
+                kept += [arg, items[i + 1]]
+                i += 1
+            else:
+                return None
+        elif name in build_state.HARMLESS_WITH_VALUE:
+            i += 0 if "=" in arg else 1
+        elif arg not in build_state.HARMLESS:
+            return None
+        i += 1
+    return kept
+
+
+def cache_dir() -> Path:
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "obs" / "plan"
+
+
+def plan_fingerprint(args: Sequence[str]) -> str:
+    """The project's files, the plan's arguments, the format and the project's folder."""
+    from obs.runner import build_state
+
+    digest = hashlib.sha1(build_state.project_fingerprint(args).encode())
+    digest.update(f"\0{PLAN_FORMAT}\0{project_dir().resolve()}".encode())
+    return digest.hexdigest()
+
+
+def load(fingerprint: str) -> Plan | None:
+    """The cached plan of this fingerprint, if any."""
+    path = cache_dir() / f"{fingerprint}.json"
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if data.get("format") != PLAN_FORMAT or data.get("fingerprint") != fingerprint:
+        return None
+    with contextlib.suppress(OSError):
+        os.utime(path)
+    nodes = {uid: Node(**record) for uid, record in data["nodes"].items()}
+    return Plan(fingerprint, nodes, list(data["lake_tables"]))
+
+
+def save(plan: Plan) -> None:
+    folder = cache_dir()
+    data = {
+        "format": PLAN_FORMAT,
+        "fingerprint": plan.fingerprint,
+        "lake_tables": plan.lake_tables,
+        "nodes": {uid: node.record() for uid, node in plan.nodes.items()},
+    }
+    with contextlib.suppress(OSError):
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".plan.")
+        with os.fdopen(handle, "w") as out:
+            json.dump(data, out)
+        os.replace(temporary, folder / f"{plan.fingerprint}.json")
+        kept = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in kept[PLAN_CACHE_FILES:]:
+            old.unlink(missing_ok=True)
+
+
+def compile_plan(args: Sequence[str], fingerprint: str) -> Plan:
+    """Parse and compile the project in plan mode (a few seconds); raise PlanUnsupported
+    when it holds a node the executor does not run."""
+    from dbt.cli.main import dbtRunner
+
+    root = project_dir()
+    with tempfile.TemporaryDirectory(prefix="obs-plan-") as scratch:
+        work = Path(scratch)
+        common = [
+            "--project-dir",
+            str(root),
+            "--profiles-dir",
+            str(root),
+            "--target-path",
+            str(work / "target"),
+            "--log-path",
+            str(work / "logs"),
+            "--no-use-colors",
+            "--quiet",
+            "--log-level-file",
+            "none",
+        ]
+        # The partial parse of the last plan compile, so a changed project
+        # reparses only its changed files.
+        cached_parse = cache_dir() / "partial_parse.msgpack"
+        (work / "target").mkdir()
+        if cached_parse.is_file():
+            with contextlib.suppress(OSError):
+                (work / "target" / "partial_parse.msgpack").write_bytes(cached_parse.read_bytes())
+        env = {
+            "OBS_WAREHOUSE": str(work / f"{DATABASE_PLACEHOLDER}.duckdb"),
+            "OBS_LAKE": LAKE_PLACEHOLDER,
+            "OBS_PLAN_MODE": "full",
+        }
+        with environment(env), contextlib.redirect_stdout(sys.stderr):
+            parsed = dbtRunner().invoke(["parse", *common, "--no-write-json", *args])
+            if not parsed.success:
+                raise DbtError(f"dbt parse failed: {parsed.exception or 'see the log above'}")
+            manifest: Any = parsed.result
+            full = dbtRunner(manifest=manifest).invoke(
+                ["compile", *common, "--no-write-json", *args]
+            )
+            full_code = _compiled(full, "compile")
+            os.environ["OBS_PLAN_MODE"] = "incremental"
+            incremental = dbtRunner(manifest=manifest).invoke(
+                [
+                    "compile",
+                    *common,
+                    "--no-write-json",
+                    "--select",
+                    "config.materialized:incremental",
+                    *args,
+                ]
+            )
+            incremental_code = _compiled(incremental, "compile")
+        saved = work / "target" / "partial_parse.msgpack"
+        if saved.is_file():
+            from obs.runner.dbt import _copy_atomically
+
+            _copy_atomically(saved, cached_parse)
+        return _plan_of(manifest, full_code, incremental_code, fingerprint)
+
+
+def _compiled(result: Any, what: str) -> dict[str, str]:
+    if not result.success:
+        raise DbtError(f"dbt {what} failed: {result.exception or 'see the log above'}")
+    return {
+        item.node.unique_id: item.node.compiled_code
+        for item in result.result.results
+        if getattr(item.node, "compiled_code", None) is not None
+    }
+
+
+def _plan_of(
+    manifest: Any, full: dict[str, str], incremental: dict[str, str], fingerprint: str
+) -> Plan:
+    nodes: dict[str, Node] = {}
+    lake_tables: set[str] = set()
+    for uid, item in manifest.nodes.items():
+        kind = str(item.resource_type).split(".")[-1].lower()
+        if kind in {"analysis", "unit_test"} or not item.config.enabled:
+            continue
+        config = item.config
+        materialized = "test" if kind == "test" else str(config.materialized)
+        if kind not in {"model", "seed", "test"} or materialized not in MATERIALIZATIONS:
+            raise PlanUnsupported(f"{item.name}: {kind} materialized as {materialized}")
+        if kind == "model" and (config.pre_hook or _other_hooks(config.post_hook)):
+            raise PlanUnsupported(f"{item.name}: hooks")
+        depends = list(getattr(item.depends_on, "nodes", []))
+        parents = [p for p in depends if p.startswith(("model.", "seed."))]
+        sources = []
+        for parent in depends:
+            if parent.startswith("source."):
+                source = manifest.sources[parent]
+                if source.source_name != "lake":
+                    raise PlanUnsupported(f"{item.name}: source {source.source_name}")
+                sources.append(source.name)
+        lake_tables.update(sources)
+        node = Node(
+            unique_id=uid,
+            name=item.name,
+            kind=kind,
+            materialized=materialized,
+            language=str(getattr(item, "language", "sql")).split(".")[-1].lower(),
+            relation=str(item.relation_name or ""),
+            parents=parents,
+            sources=sources,
+            sql=full.get(uid, ""),
+        )
+        if kind == "model":
+            if uid not in full:
+                raise PlanUnsupported(f"{item.name}: not compiled")
+            if materialized == "incremental":
+                strategy = config.get("incremental_strategy") or "delete+insert"
+                key = config.get("unique_key")
+                if strategy != "delete+insert" or not key or config.get("incremental_predicates"):
+                    raise PlanUnsupported(f"{item.name}: incremental strategy {strategy}")
+                node.unique_key = [key] if isinstance(key, str) else list(key)
+                node.incremental_sql = incremental[uid]
+            if config.get("contract") and config.contract.enforced:
+                raise PlanUnsupported(f"{item.name}: an enforced contract")
+        elif kind == "test":
+            if uid not in full:
+                raise PlanUnsupported(f"{item.name}: not compiled")
+            node.severity = str(config.severity).lower()
+            node.fail_calc = str(config.fail_calc)
+            node.warn_if = str(config.warn_if)
+            node.error_if = str(config.error_if)
+            node.limit = config.limit
+            if config.get("store_failures"):
+                raise PlanUnsupported(f"{item.name}: store_failures")
+        elif kind == "seed":
+            types = dict(config.column_types or {})
+            path = Path(item.root_path) / item.original_file_path
+            header = path.read_text(encoding="utf-8").splitlines()[0].split(",")
+            missing = [name for name in header if name not in types]
+            if missing or config.get("quote_columns") or config.get("delimiter", ",") != ",":
+                raise PlanUnsupported(f"{item.name}: a seed without column_types for {missing}")
+            node.seed_path = str(path)
+            node.seed_columns = [[name, str(types[name])] for name in header]
+        nodes[uid] = node
+    ordered = _dag_order(nodes)
+    return Plan(fingerprint, ordered, sorted(lake_tables))
+
+
+def _other_hooks(hooks: Any) -> bool:
+    """Hooks besides the Python model's temp-table cleanup (the executor makes none)."""
+    return any("drop_python_temp_tables" not in str(getattr(h, "sql", h)) for h in hooks or [])
+
+
+def _dag_order(nodes: dict[str, Node]) -> dict[str, Node]:
+    ordered: dict[str, Node] = {}
+    visiting: set[str] = set()
+
+    def visit(uid: str) -> None:
+        if uid in ordered or uid not in nodes:
+            return
+        if uid in visiting:
+            raise PlanUnsupported(f"{uid}: a cycle")
+        visiting.add(uid)
+        for parent in nodes[uid].parents:
+            visit(parent)
+        visiting.discard(uid)
+        ordered[uid] = nodes[uid]
+
+    for uid in sorted(nodes, key=lambda u: (nodes[u].kind == "test", u)):
+        visit(uid)
+    return ordered

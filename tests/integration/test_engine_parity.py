@@ -1,0 +1,152 @@
+"""obs's executor builds what `dbt build` builds: the same marts, row for row, the same failures.
+
+One lake, two warehouses: one built by a plain `dbt build` of the project,
+one by `obs build` (obs's executor running the compiled plan). The lake
+grows the ways a run grows (a new iteration, a grown dump, a new run, a new
+and a grown tracker history, a reward monitor folder, an agent's eval logs
+and console log); after the cold build and after the incremental one, every
+relation of the two warehouses must hold the same columns and the same rows
+(doubles within 1e-12 relative, absolute below 1: a sum's last bits follow
+the order threads add in). Then a run whose values break a data rule lands:
+both builds fail with the same lines.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from obs.ingest.synthetic import DemoSpec, write_demo_run
+from obs.runner.build import BuildFailed, build_warehouse
+from obs.runner.dbt import Dbt
+
+from tests.conftest import run_cli
+from tests.integration.growing_run import land_first, land_more
+
+pytestmark = pytest.mark.integration
+
+TOLERANCE = 1e-12
+
+
+def _dbt_build(lake: Path, warehouse: Path) -> list[str]:
+    """A plain `dbt build` of the whole project (no unit tests); its failure lines."""
+    result = Dbt(warehouse, lake).invoke("build", ["--exclude-resource-type", "unit_test"])
+    return sorted(result.failures)
+
+
+def _obs_build(lake: Path, warehouse: Path) -> tuple[int, list[str]]:
+    """`obs build`: the models it ran and its failure lines."""
+    try:
+        return build_warehouse(warehouse, lake), []
+    except BuildFailed as failed:
+        return -1, sorted(failed.failures)
+
+
+def _relations(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    rows = con.execute(
+        "select table_name, 'table' from duckdb_tables() where schema_name = 'main' "
+        "union all select view_name, 'view' from duckdb_views() "
+        "where schema_name = 'main' and not internal"
+    ).fetchall()
+    return dict(rows)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        return a == b or abs(a - b) <= TOLERANCE * max(1.0, abs(a), abs(b))
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return a == b
+
+
+def _differences(dbt_warehouse: Path, obs_warehouse: Path) -> dict[str, str]:
+    """Per relation that differs, how."""
+    a = duckdb.connect(str(dbt_warehouse), read_only=True)
+    b = duckdb.connect(str(obs_warehouse), read_only=True)
+    found: dict[str, str] = {}
+    try:
+        relations_a, relations_b = _relations(a), _relations(b)
+        if relations_a != relations_b:
+            found["(relations)"] = f"{sorted(set(relations_a) ^ set(relations_b))}"
+        for name in sorted(set(relations_a) & set(relations_b)):
+            columns_a = a.execute(f'describe "{name}"').fetchall()
+            columns_b = b.execute(f'describe "{name}"').fetchall()
+            if [c[:2] for c in columns_a] != [c[:2] for c in columns_b]:
+                found[name] = f"columns {columns_a} != {columns_b}"
+                continue
+            query = f'select * from "{name}" order by all'
+            rows_a, rows_b = a.execute(query).fetchall(), b.execute(query).fetchall()
+            if len(rows_a) != len(rows_b):
+                found[name] = f"{len(rows_a)} rows != {len(rows_b)}"
+                continue
+            unequal = [
+                i for i, (x, y) in enumerate(zip(rows_a, rows_b, strict=True)) if not _same(x, y)
+            ]
+            if unequal:
+                i = unequal[0]
+                found[name] = f"{len(unequal)} rows differ, first {rows_a[i]} != {rows_b[i]}"
+    finally:
+        a.close()
+        b.close()
+    return found
+
+
+def _row_counts(warehouse: Path, tables: list[str]) -> dict[str, int]:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        return {t: con.execute(f'select count(*) from "{t}"').fetchone()[0] for t in tables}
+    finally:
+        con.close()
+
+
+def test_executor_builds_what_dbt_builds(tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    with_dbt, with_obs = tmp_path / "dbt" / "obs.duckdb", tmp_path / "obs" / "obs.duckdb"
+    base = ["--lake", lake, "--warehouse", with_obs]
+    grown_run = land_first(tmp_path, base)
+
+    # ---------- cold
+    assert _dbt_build(lake, with_dbt) == []
+    ran, failures = _obs_build(lake, with_obs)
+    assert failures == [] and ran > 60
+    assert _differences(with_dbt, with_obs) == {}
+
+    # ---------- the run goes on: a grown dump, a new iteration, a new run,
+    # a grown and a new tracker history, more monitor steps, an agent's step
+    land_more(grown_run)
+
+    # ---------- incremental: dbt by its own rule, obs by its exact one
+    assert _dbt_build(lake, with_dbt) == []
+    ran, failures = _obs_build(lake, with_obs)
+    assert failures == [] and ran > 0
+    assert _differences(with_dbt, with_obs) == {}
+    counted = _row_counts(with_obs, ["fct_prompt_iteration", "fct_metric_history", "dim_runs"])
+    assert counted["fct_prompt_iteration"] > 0 and counted["dim_runs"] >= 4
+
+    # ---------- the same broken rules, the same lines
+    bad = tmp_path / "bad"
+    write_demo_run(bad, DemoSpec(prompts=3, iterations=1, samples_per_prompt=2, seed=9))
+    dump = bad / "0.jsonl"
+    rows = dump.read_text().splitlines()
+    import json
+
+    broken = []
+    for i, line in enumerate(rows):
+        record = json.loads(line)
+        if i < 2:
+            record["inst_strict_acc"] = 3.0
+        broken.append(json.dumps(record))
+    dump.write_text("\n".join(broken) + "\n")
+    run_cli([*base, "ingest", "rollouts", bad, "--run", "bad", "-q"])
+    dbt_failures = _dbt_build(lake, with_dbt)
+    ran, obs_failures = _obs_build(lake, with_obs)
+    assert ran == -1
+    assert dbt_failures and obs_failures == dbt_failures
+    assert any("outside [0, 1]" in line for line in obs_failures)
