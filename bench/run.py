@@ -393,7 +393,7 @@ def cold_and_live(bench: Bench, run: Run, place: Path, tag: str, floor: bool) ->
     # (here: all of the history, landed in a few seconds).
     time.sleep(max(0.0, LOOKBACK + 2 - live_build.seconds))
     following = run.dumps / f"{run.iterations}.jsonl"
-    shutil.copy2(run.late, following)
+    as_iteration(run.late, following, run.iterations)
     next_ingest = bench.measure(f"next-ingest{tag}", ingest_cmd, run.late_rows, run.late_megabytes)
     next_build = bench.measure(f"next-build{tag}", obs(lake, warehouse, "build"))
     result["live_next"] = combined(f"live-next{tag}", [next_ingest, next_build])
@@ -405,6 +405,17 @@ def cold_and_live(bench: Bench, run: Run, place: Path, tag: str, floor: bool) ->
     result["expected"] = (run.iterations + 1, run.rows + 2 * run.late_rows)
     result["lake"], result["warehouse"] = lake, warehouse
     return result
+
+
+def as_iteration(dump: Path, target: Path, iteration: int) -> None:
+    """The dump written again as another iteration: file name and every line's ``step``
+    agree, as a trainer writes them (a step that disagrees with its file name is a
+    different case, which the row-by-row path judges)."""
+    with dump.open("rb") as source, target.open("wb") as out:
+        for line in source:
+            record = json.loads(line)
+            record["step"] = iteration
+            out.write(json.dumps(record).encode() + b"\n")
 
 
 def _iterations_in_marts(warehouse: Path) -> int | None:
@@ -498,7 +509,7 @@ def node_growth(bench: Bench, lake: Path, run: Run, place: Path) -> dict:
         bench.measure(f"nodes-cold-x{copies}", obs(copy_lake, warehouse, "build"), env=env)
         late = place / f"late_x{copies}" / f"{run.iterations + 5}.jsonl"
         late.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(run.late, late)
+        as_iteration(run.late, late, run.iterations + 5)
         bench.measure(
             f"nodes-ingest-x{copies}",
             obs(copy_lake, warehouse, "ingest", "rollouts", str(late.parent), "--run", RUN, "-q"),

@@ -37,7 +37,7 @@ import pyarrow.parquet as pq
 from obs.ingest import lake as lake_files
 from obs.ingest._workers import WorkerDied, WorkerPool
 from obs.ingest.errors import IngestError
-from obs.ingest.lake import Clock, ManifestEntry, Staging
+from obs.ingest.lake import Clock, ManifestEntry, Staging, read_part
 from obs.ingest.readers import (
     Content,
     Record,
@@ -608,7 +608,7 @@ class _Sequencer:
 
     def _shift(self, part: Path, offsets: dict[tuple[Any, ...], int], schema: pa.Schema) -> None:
         groups, column = list(self.numbering.groups), self.numbering.column
-        table = pq.read_table(part, schema=schema)
+        table = read_part(part, schema)
         keys = zip(*(table.column(g).to_pylist() for g in groups), strict=True)
         shift = pa.array([offsets.get(key, 0) for key in keys], pa.int64())
         shifted = pc.add(table.column(column), shift)

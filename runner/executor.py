@@ -26,6 +26,7 @@ import hashlib
 import json
 import logging
 import re
+import tempfile
 import time
 import types
 from collections.abc import Callable, Iterable, Sequence
@@ -297,12 +298,15 @@ class Executor:
 
     def _replace_keys(self, node: Node, relation: str, new: str) -> None:
         keys = node.unique_key
+        # Literals, not parameters: binding Python parameters makes duckdb
+        # import pandas (a quarter of a second) in a process that had not.
+        schema, name = node_schema_name(node)
         columns = [
             row[0]
             for row in self.con.execute(
-                "select column_name from duckdb_columns() where database_name = ? "
-                "and schema_name = ? and table_name = ? order by column_index",
-                [self.database, *node_schema_name(node)],
+                "select column_name from duckdb_columns() where database_name = "
+                f"{quote_text(self.database)} and schema_name = {quote_text(schema)} "
+                f"and table_name = {quote_text(name)} order by column_index"
             ).fetchall()
         ]
         quoted = ", ".join(f'"{c}"' for c in columns)
@@ -340,21 +344,23 @@ class Executor:
             by_run = self.changed_groups(node, [marker], changes)
             dbt.obs_changed_groups = groups_predicate(by_run, node.unique_key, None)
         frame = module.model(dbt, self.con)
-        self.con.register("obs_python_rows", frame)
-        try:
+        # Through a parquet file rather than a registered Arrow table: duckdb
+        # imports pandas (a quarter of a second) to look at a Python object.
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if not isinstance(frame, pa.Table):
+            frame = frame.arrow() if hasattr(frame, "arrow") else pa.table(frame)
+        with tempfile.TemporaryDirectory(prefix="obs-model-") as scratch:
+            rows = Path(scratch) / "rows.parquet"
+            pq.write_table(frame, rows)
+            select = f"select * from read_parquet({quote_text(str(rows))})"
             if incremental:
-                self.con.execute(
-                    "create or replace temporary table obs_new_rows as "
-                    "select * from obs_python_rows"
-                )
+                self.con.execute(f"create or replace temporary table obs_new_rows as {select}")
                 self._replace_keys(node, relation, "obs_new_rows")
                 self.con.execute("drop table obs_new_rows")
             else:
-                self.con.execute(
-                    f"create or replace table {relation} as select * from obs_python_rows"
-                )
-        finally:
-            self.con.unregister("obs_python_rows")
+                self.con.execute(f"create or replace table {relation} as {select}")
 
     # ---------- tests
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import threading
 import time
@@ -78,6 +80,42 @@ def _new_alerts(warehouse: Path, runs: set[str], seen: set[tuple[str, str, int]]
     return [f"  {a['run_id']}: {alert_line(a)}" for a in fresh]
 
 
+# How often the wait between rounds looks for a new or grown file.
+POLL_SECONDS = 0.1
+
+
+def _signature(paths: tuple[Path, ...]) -> tuple[tuple[str, int, int], ...]:
+    """Name, size and modification time of every file under ``paths``: a change in
+    any of them (a new file, a file that grew) means a round has work."""
+    found: list[tuple[str, int, int]] = []
+    for path in paths:
+        try:
+            if path.is_file():
+                stat = path.stat()
+                found.append((str(path), stat.st_size, stat.st_mtime_ns))
+                continue
+            for folder, _dirs, names in os.walk(path):
+                for name in names:
+                    with contextlib.suppress(OSError):
+                        stat = os.stat(os.path.join(folder, name))
+                        found.append((os.path.join(folder, name), stat.st_size, stat.st_mtime_ns))
+        except OSError:
+            continue
+    return tuple(sorted(found))
+
+
+def _wait(stop: threading.Event, seconds: float, paths: tuple[Path, ...], seen: tuple) -> None:
+    """Wait up to ``seconds``; return early when a file under ``paths`` changed."""
+    deadline = time.monotonic() + seconds
+    while not stop.is_set():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        stop.wait(min(POLL_SECONDS, left))
+        if _signature(paths) != seen:
+            return
+
+
 def _round(
     dbt: Dbt,
     settings: Settings,
@@ -134,7 +172,8 @@ def _round(
     type=click.FloatRange(min=0.1),
     default=10.0,
     show_default=True,
-    help="Seconds from the start of one round to the start of the next.",
+    help="Longest time from the start of one round to the start of the next; a new or "
+    "grown file under PATH or a --metrics path starts the next round at once.",
 )
 @click.option(
     "--rounds",
@@ -164,9 +203,12 @@ def watch(
 
     Each round lands the files that are new or grew under PATH (as obs ingest
     rollouts does), builds only the models downstream of what landed (as obs
-    build does, keeping dbt and the parsed project loaded between rounds),
+    build does, keeping the compiled project loaded between rounds),
     and prints one line: rows landed, iterations now in the marts, seconds
-    taken. Then it prints the reward alerts of the runs it follows (the run
+    taken. Between rounds it looks at the files under PATH (and the
+    --metrics paths) every 0.1 s: a new or grown file starts the next round
+    at once, so a new iteration is in the marts about a round's time after
+    its dump appears. Then it prints the reward alerts of the runs it follows (the run
     of PATH and of the --metrics history) that it has not printed before,
     on stderr below that line, in the GRPO reward monitor's format
     (`  RUN: 🚨 [CRITICAL] Step 19: ...`): the first round prints the alerts already raised when
@@ -184,6 +226,7 @@ def watch(
       obs watch outputs/rollouts --run agent-1 --metrics outputs/eval_logs --metrics train.log
     """
     dbt = Dbt(settings.warehouse, settings.lake, keep_manifest=True)
+    watched = (path, *metrics)
     stop = _Stop()
     number = 0
     followed: set[str] = {run_id} if run_id is not None else set()
@@ -193,16 +236,22 @@ def watch(
             number += 1
             started = time.perf_counter()
             clock = time.strftime("%H:%M:%S")
+            seen = _signature(watched)
+            failed = False
             try:
                 line = _round(dbt, settings, path, run_id, metrics, followed)
             except (IngestError, DbtError, click.ClickException) as exc:
                 message = exc.format_message() if isinstance(exc, click.ClickException) else exc
                 line = f"error: {message}; trying again next round"
+                failed = True
             elapsed = time.perf_counter() - started
             echo_err(f"[{clock}] round {number}: {line} ({elapsed:.1f} s)")
             for alert in _new_alerts(settings.warehouse, followed, printed):
                 echo_err(alert)
             if rounds is not None and number >= rounds:
                 break
-            stop.event.wait(max(0.0, every - elapsed))
+            if failed:
+                stop.event.wait(max(0.0, every - elapsed))
+            else:
+                _wait(stop.event, max(0.0, every - elapsed), watched, seen)
     click.echo(str(settings.warehouse))
