@@ -15,6 +15,7 @@ import contextlib
 import json
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -171,32 +172,7 @@ def build_with_plan(
         if any(plan.nodes[uid].language == "python" for uid in chosen):
             _import_in_background()
         progress = Progress(not quiet and sys.stderr.isatty(), len(chosen) + bool(tests))
-        broken: set[str] = set()
-        for uid, node in plan.nodes.items():
-            if uid not in chosen:
-                continue
-            if broken.intersection(node.parents):
-                broken.add(uid)
-                outcome.skipped += 1
-                continue
-            progress.step(node.name)
-            began = time.perf_counter()
-            try:
-                con.execute("begin transaction")
-                view_hash = executor.run_model(node, full, changes)
-                con.execute("commit")
-            except Exception as exc:
-                with contextlib.suppress(Exception):
-                    con.execute("rollback")
-                broken.add(uid)
-                outcome.failed += 1
-                outcome.failures.append(f"{node.name}: {first_line(exc)}")
-                continue
-            outcome.seconds[node.name] = time.perf_counter() - began
-            outcome.built.add(uid)
-            outcome.models_run += node.kind == "model"
-            if view_hash is not None:
-                outcome.views[uid] = view_hash
+        broken = _run_models(plan, executor, chosen, full, changes, outcome, progress)
         runnable = [t for t in tests if not broken.intersection(t.parents)]
         outcome.skipped += len(tests) - len(runnable)
         if runnable:
@@ -229,6 +205,100 @@ def build_with_plan(
     return outcome
 
 
+def build_threads() -> int:
+    """Models run at once (OBS_BUILD_THREADS, default 2): DuckDB spreads one query over
+    the cores, but a live build is many small queries that leave a core idle."""
+    try:
+        return max(1, int(os.environ.get("OBS_BUILD_THREADS", "2")))
+    except ValueError:
+        return 2
+
+
+def _run_models(
+    plan: plans.Plan,
+    executor: Executor,
+    chosen: set[str],
+    full: bool,
+    changes: Callable[..., Changes],
+    outcome: Outcome,
+    progress: Progress,
+) -> set[str]:
+    """Run the chosen models and seeds, each once its parents are built, on up to
+    ``build_threads()`` connections; the ones that failed or were skipped."""
+    from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+
+    order = [uid for uid in plan.nodes if uid in chosen]
+    waiting = {uid: {p for p in plan.nodes[uid].parents if p in chosen} for uid in order}
+    broken: set[str] = set()
+    done: set[str] = set()
+    lock = threading.Lock()
+    local = threading.local()
+    cursors: list[Any] = []
+
+    def own_executor() -> Executor:
+        if not hasattr(local, "executor"):
+            cursor = executor.con.cursor()
+            with lock:
+                cursors.append(cursor)
+            local.executor = executor.with_connection(cursor)
+        return local.executor
+
+    def run(uid: str) -> tuple[str | None, float]:
+        mine = own_executor()
+        began = time.perf_counter()
+        mine.con.execute("begin transaction")
+        try:
+            view_hash = mine.run_model(plan.nodes[uid], full, changes)
+            mine.con.execute("commit")
+        except BaseException:
+            with contextlib.suppress(Exception):
+                mine.con.execute("rollback")
+            raise
+        return view_hash, time.perf_counter() - began
+
+    running: dict[Future[tuple[str | None, float]], str] = {}
+    with ThreadPoolExecutor(max_workers=build_threads(), thread_name_prefix="obs-build") as pool:
+        try:
+            while len(done) + len(broken) < len(order):
+                for uid in order:
+                    if uid in done or uid in broken or uid in running.values():
+                        continue
+                    if waiting[uid] & broken:
+                        broken.add(uid)
+                        outcome.skipped += 1
+                    elif waiting[uid] <= done:
+                        progress.step(plan.nodes[uid].name)
+                        running[pool.submit(run, uid)] = uid
+                if not running:
+                    if len(done) + len(broken) < len(order):
+                        raise DbtError("obs build: the plan's models wait on each other")
+                    break
+                finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                for future in finished:
+                    uid = running.pop(future)
+                    node = plan.nodes[uid]
+                    try:
+                        view_hash, seconds = future.result()
+                    except Exception as exc:
+                        broken.add(uid)
+                        outcome.failed += 1
+                        outcome.failures.append(f"{node.name}: {first_line(exc)}")
+                        continue
+                    done.add(uid)
+                    outcome.seconds[node.name] = seconds
+                    outcome.built.add(uid)
+                    outcome.models_run += node.kind == "model"
+                    if view_hash is not None:
+                        outcome.views[uid] = view_hash
+        finally:
+            for future in running:
+                future.cancel()
+    for cursor in cursors:
+        with contextlib.suppress(Exception):
+            cursor.close()
+    return broken
+
+
 def _import_in_background() -> None:
     """Import pandas on a thread while the SQL models run (DuckDB lets go of the GIL).
 
@@ -236,8 +306,6 @@ def _import_in_background() -> None:
     conversion imports pandas: a quarter of a second a live build would
     otherwise wait for in the middle of its critical path.
     """
-    import threading
-
     def load() -> None:
         with contextlib.suppress(ImportError):
             import pandas  # noqa: F401

@@ -177,6 +177,14 @@ class Executor:
                 "where database_name = current_database()"
             ).fetchall()
         }
+        self.columns: dict[tuple[str, str], list[str]] = {}
+        for schema, name, column in con.execute(
+            "select schema_name, table_name, column_name from duckdb_columns() "
+            "where database_name = current_database() "
+            "order by schema_name, table_name, column_index"
+        ).fetchall():
+            self.columns.setdefault((schema, name), []).append(column)
+        self.lookups: dict[tuple, list[tuple]] = {}
         self.existing_views = {
             (schema, name)
             for schema, name in con.execute(
@@ -184,6 +192,13 @@ class Executor:
                 "where database_name = current_database() and not internal"
             ).fetchall()
         }
+
+    def with_connection(self, con: Any) -> Executor:
+        """The same executor on another connection to the same database (a thread's)."""
+        twin = object.__new__(Executor)
+        twin.__dict__.update(self.__dict__)
+        twin.con = con
+        return twin
 
     # ---------- SQL rendering
 
@@ -229,10 +244,16 @@ class Executor:
                 conditions.append(f"({condition})")
             if not conditions:
                 continue
-            rows = self.con.execute(
+            query = (
                 f"select distinct {', '.join(grain)} from {lookup} "
                 f"where {' or '.join(conditions)} order by all"
-            ).fetchall()
+            )
+            # Models downstream of one lookup with the same changes ask the
+            # same question: ask DuckDB once.
+            rows = self.lookups.get((query,))
+            if rows is None:
+                rows = self.con.execute(query).fetchall()
+                self.lookups[(query,)] = rows
             for row in rows:
                 values = by_run.setdefault(row[0], [])
                 value = row[1] if len(grain) > 1 else None
@@ -291,24 +312,14 @@ class Executor:
 
     def _merge(self, node: Node, relation: str, sql: str) -> None:
         """The project's delete+insert: replace the groups the new rows hold."""
-        new = "obs_new_rows"
+        new = f"obs_new_{node.name}"
         self.con.execute(f"create or replace temporary table {new} as (\n{sql}\n)")
         self._replace_keys(node, relation, new)
         self.con.execute(f"drop table {new}")
 
     def _replace_keys(self, node: Node, relation: str, new: str) -> None:
         keys = node.unique_key
-        # Literals, not parameters: binding Python parameters makes duckdb
-        # import pandas (a quarter of a second) in a process that had not.
-        schema, name = node_schema_name(node)
-        columns = [
-            row[0]
-            for row in self.con.execute(
-                "select column_name from duckdb_columns() where database_name = "
-                f"{quote_text(self.database)} and schema_name = {quote_text(schema)} "
-                f"and table_name = {quote_text(name)} order by column_index"
-            ).fetchall()
-        ]
+        columns = self.columns[node_schema_name(node)]
         quoted = ", ".join(f'"{c}"' for c in columns)
         matches = " and ".join(f"keys.{k} = target.{k}" for k in keys)
         self.con.execute(
@@ -356,9 +367,10 @@ class Executor:
             pq.write_table(frame, rows)
             select = f"select * from read_parquet({quote_text(str(rows))})"
             if incremental:
-                self.con.execute(f"create or replace temporary table obs_new_rows as {select}")
-                self._replace_keys(node, relation, "obs_new_rows")
-                self.con.execute("drop table obs_new_rows")
+                new = f"obs_new_{node.name}"
+                self.con.execute(f"create or replace temporary table {new} as {select}")
+                self._replace_keys(node, relation, new)
+                self.con.execute(f"drop table {new}")
             else:
                 self.con.execute(f"create or replace table {relation} as {select}")
 
