@@ -3,7 +3,9 @@
    through the macro changed_rows, which writes the (run, iteration) groups
    to recompute into the query as constants; DuckDB pushes them through this
    view (they partition the window below) into the parquet scan, which skips
-   every other part and row group unread. #}
+   every other part and row group unread. It holds no window: DuckDB would
+   compute one for every model that reads the view, used or not (the
+   score rank is fct_prompt_iteration's own). #}
 with
 
 stg_rollouts as (
@@ -48,10 +50,6 @@ scored as (
         inst_strict_acc,
         num_instructions,
         response_chars,
-        row_number() over (
-            partition by run_id, iteration, prompt_hash
-            order by score desc, sample_idx asc
-        ) as score_rank,
 
         ---------- booleans
         instruction_followed,

@@ -14,6 +14,18 @@ rollouts as (
     {{ changed_rows(ref('int_rollouts_scored'), lookup=ref('stg_rollouts')) }}
 ),
 
+ranked as (
+    {# 1 for the best score of the (run, iteration, prompt) group, ties
+       broken by sample_idx: mean_at_k averages ranks 1..k. #}
+    select
+        *,
+        row_number() over (
+            partition by run_id, iteration, prompt_hash
+            order by score desc, sample_idx asc
+        ) as score_rank
+    from rollouts
+),
+
 aggregated as (
     select
         run_id,
@@ -39,7 +51,7 @@ aggregated as (
         avg(score) filter (where score_rank <= 20) as mean_at_20,
         avg(response_chars) as mean_response_chars,
         max(ingested_at) as ingested_through
-    from rollouts
+    from ranked
     group by 1, 2, 3
 ),
 
