@@ -306,6 +306,7 @@ def _import_in_background() -> None:
     conversion imports pandas: a quarter of a second a live build would
     otherwise wait for in the middle of its critical path.
     """
+
     def load() -> None:
         with contextlib.suppress(ImportError):
             import pandas  # noqa: F401
