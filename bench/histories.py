@@ -7,9 +7,9 @@ generation's own seconds are shown beside the stages). Each timed step is a
 process of its own measured by ``Bench.measure``:
 
 history-ingest         ``obs ingest metrics FOLDER -q`` into a fresh lake.
-history-warmup         ``obs build --select <nothing>`` on a fresh warehouse, so
-                       the build below finds the parse cache warm (as
-                       parse-warmup does for the rollout build).
+history-warmup         ``obs build --compile-only``, so the build below finds
+                       the compiled project (as parse-warmup does for the
+                       rollout build).
 history-build          ``obs build``: every model on the run histories (cold).
 history-next           the run put aside appears in the folder: ``obs ingest
                        metrics FOLDER -q`` (history-next-ingest) + ``obs build``
@@ -22,17 +22,18 @@ the exports hold (every history row's numeric or boolean value under a key
 other than ``_step`` and ``_timestamp``, nested objects flattened, one per
 (step, key); pairs of the export's ``metrics`` view the history lacks; NaN
 and Infinity counted) and ``dim_runs`` N + 1 runs. The slowest nodes of each
-build are read from dbt's lines in the stage's log; the nodes downstream of
-the lake's ``metrics`` and ``runs`` tables (dbt's graph_summary.json) are the
+build are read from the build's record (``last_build`` in the warehouse's
+build-state.json, copied beside the stage's log); the models downstream of
+the lake's ``metrics`` and ``runs`` tables (in obs's compiled plan) are the
 run-history nodes, whose seconds inside the rollout ``build`` (a lake with
 no metrics) are reported beside that stage.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
-import re
 import shutil
 import sys
 import time
@@ -43,19 +44,9 @@ from typing import Any
 import duckdb
 from obs.ingest.synthetic_runs import write_seed_export
 
-NOTHING = "bench_selects_no_node"
 NOISE = 2.0
 # Keys of a W&B history row that are no metric (the step, the wall time).
 NOT_METRICS = ("_step", "_timestamp")
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
-# "12 of 77 OK created sql table model main.dim_runs .... [OK in 2.87s]",
-# "6 of 77 PASS stg_metrics_rules .... [PASS in 0.09s]",
-# "5 of 77 OK loaded seed file main.metric_aliases .... [CREATE 67 in 0.08s]"
-NODE_LINE = re.compile(
-    r"\d+ of \d+ (?P<what>OK created .*?|OK loaded seed file|PASS|WARN|FAIL|ERROR creating .*?"
-    r"|ERROR) (?P<name>[\w.]+) \.+ \[[^\]]*? in (?P<seconds>[\d.]+)s\]"
-)
-
 Command = Callable[..., list[str]]  # obs(lake, warehouse, *args) -> argv
 
 
@@ -84,42 +75,35 @@ def count_points(export: Path) -> tuple[int, int]:
     return len(held), sum(not math.isfinite(v) for v in held.values())
 
 
-def node_seconds(log: Path) -> list[tuple[str, str, float]]:
-    """(node, kind, seconds) of every node dbt finished, from a stage's log."""
-    found = []
-    for line in log.read_text(errors="replace").splitlines():
-        match = NODE_LINE.search(ANSI.sub("", line))
-        if match:
-            what = match["what"]
-            kind = "seed" if "seed" in what else "model" if what.startswith("OK") else "test"
-            found.append((match["name"].rsplit(".", 1)[-1], kind, float(match["seconds"])))
-    return found
+def node_seconds(state: Path) -> list[tuple[str, str, float]]:
+    """(node, kind, seconds) of every model and seed the build ran, from the build's
+    record (``<warehouse>.dbt/build-state.json``, copied aside after the stage)."""
+    try:
+        nodes = json.loads(state.read_text())["last_build"]["nodes"]
+    except (OSError, ValueError, KeyError):
+        return []
+    return [(name, kind, float(seconds)) for name, (kind, seconds) in nodes.items()]
 
 
-def history_nodes(graph_summary: Path) -> set[str]:
-    """Names of the nodes downstream of the lake's metrics and runs tables, and their seeds."""
-    graph = json.loads(graph_summary.read_text())["linked"]
-    names = {int(k): v["name"] for k, v in graph.items()}
-    succ = {int(k): v.get("succ", []) for k, v in graph.items()}
-    starts = [
-        k for k, n in names.items() if n in ("source.obs.lake.metrics", "source.obs.lake.runs")
-    ]
-    reached, todo = set(starts), list(starts)
-    while todo:
-        for child in succ[todo.pop()]:
-            if child not in reached:
-                reached.add(child)
-                todo.append(child)
-    # seeds read only by those nodes (the alias table, the hypotheses), with their tests
-    for k, name in names.items():
-        if (
-            name.startswith("seed.")
-            and succ[k]
-            and all(c in reached or names[c].startswith("test.") for c in succ[k])
-        ):
-            reached.add(k)
-            reached.update(c for c in succ[k] if names[c].startswith("test."))
-    return {names[k].split(".")[2] for k in reached if not names[k].startswith("source.")}
+def keep_state(warehouse: Path, logs: Path, stage: str) -> Path:
+    """A copy of the build's record beside the stage's log."""
+    kept = logs / f"{stage}.build-state.json"
+    with contextlib.suppress(OSError):
+        shutil.copy2(warehouse.parent / f"{warehouse.name}.dbt" / "build-state.json", kept)
+    return kept
+
+
+def history_nodes(bench_cache: Path) -> set[str]:
+    """Names of the models downstream of the lake's metrics and runs tables (obs's plan)."""
+    from obs.runner import plan
+    from obs.runner.dbt import environment
+
+    with environment({"XDG_CACHE_HOME": str(bench_cache)}):
+        compiled = plan.load(plan.plan_fingerprint([]))
+    if compiled is None:
+        raise ValueError(f"no compiled plan in {bench_cache}")
+    chosen = compiled.downstream_of_tables(["metrics", "runs"])
+    return {compiled.nodes[uid].name for uid in chosen}
 
 
 def warehouse_counts(warehouse: Path) -> dict[str, int]:
@@ -178,10 +162,10 @@ def run_histories(bench: Any, obs: Command, out: Path, runs: int, steps: int) ->
     }
     found["ingest"] = bench.measure("history-ingest", ingest_cmd, points, mb)
     found["warmup"] = bench.measure(
-        "history-warmup", obs(lake, warehouse, "build", "--select", NOTHING)
+        "history-warmup", obs(lake, warehouse, "build", "--compile-only")
     )
     found["build"] = bench.measure("history-build", obs(lake, warehouse, "build"), points, mb)
-    found["build_nodes"] = node_seconds(bench.out / "logs" / "history-build.log")
+    found["build_nodes"] = node_seconds(keep_state(warehouse, bench.out / "logs", "history-build"))
     late = made["files"][-1]
     shutil.copy2(late, folder / late.name)
     next_ingest = bench.measure(
@@ -189,7 +173,9 @@ def run_histories(bench: Any, obs: Command, out: Path, runs: int, steps: int) ->
     )
     next_build = bench.measure("history-next-build", obs(lake, warehouse, "build"))
     found["next_ingest"], found["next_build"] = next_ingest, next_build
-    found["next_build_nodes"] = node_seconds(bench.out / "logs" / "history-next-build.log")
+    found["next_build_nodes"] = node_seconds(
+        keep_state(warehouse, bench.out / "logs", "history-next-build")
+    )
     found["expected"] = {
         "points": points + made["next_points"],
         "nonfinite": made["nonfinite"] + made["next_nonfinite"],
@@ -201,21 +187,20 @@ def run_histories(bench: Any, obs: Command, out: Path, runs: int, steps: int) ->
         bench.failures.append(f"history check: {error}")
         found["holds"] = None
     found["again"] = bench.measure("history-again", obs(lake, warehouse, "build"), points)
-    graph = warehouse.parent / f"{warehouse.name}.dbt" / "target" / "graph_summary.json"
     try:
-        found["history_nodes"] = sorted(history_nodes(graph))
+        found["history_nodes"] = sorted(history_nodes(Path(bench.env["XDG_CACHE_HOME"])))
     except (OSError, ValueError, KeyError) as error:
-        bench.failures.append(f"history nodes: no graph ({error})")
+        bench.failures.append(f"history nodes: no plan ({error})")
         found["history_nodes"] = []
     shutil.rmtree(folder, ignore_errors=True)
     shutil.rmtree(place / "aside", ignore_errors=True)
     return found
 
 
-def empty_metrics(found: dict[str, Any], build: Any, log: Path) -> dict[str, Any]:
+def empty_metrics(found: dict[str, Any], build: Any, state: Path) -> dict[str, Any]:
     """The run-history nodes inside the rollout build (a lake with no metrics)."""
     ours = set(found["history_nodes"])
-    timed = node_seconds(log) if log.exists() else []
+    timed = node_seconds(state)
     mine = [t for t in timed if t[0] in ours]
     return {
         "stage": build.name,
@@ -263,7 +248,7 @@ def report(found: dict[str, Any]) -> None:
         print(
             f"    (the rollout '{empty['stage']}' stage above, on a lake with no metrics: its "
             f"{empty['history_nodes']} run-history nodes took {empty['history_node_seconds']:.2f} "
-            f"of {empty['node_seconds']:.2f} node-seconds, 2 threads)"
+            f"of {empty['node_seconds']:.2f} node-seconds, two models at a time)"
         )
     for label, key in (
         ("history-build", "build_nodes"),

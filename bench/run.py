@@ -371,6 +371,7 @@ def cold_and_live(bench: Bench, run: Run, place: Path, tag: str, floor: bool) ->
         f"parse-warmup{tag}", obs(lake, warehouse, "build", "--compile-only")
     )
     result["build"] = bench.measure(f"build{tag}", obs(lake, warehouse, "build"), rows, mb)
+    histories.keep_state(warehouse, bench.out / "logs", f"build{tag}")
     result["pandas"] = bench.measure(
         f"pandas{tag}",
         [python, str(HERE / "pandas_baseline.py"), str(run.dumps), str(pandas_out)],
@@ -683,7 +684,7 @@ def run_histories(bench: Bench, out: Path, args: argparse.Namespace, build: Stag
     found["next"] = combined("history-next", [found["next_ingest"], found["next_build"]])
     if build is not None:
         found["empty_metrics"] = histories.empty_metrics(
-            found, build, bench.out / "logs" / f"{build.name}.log"
+            found, build, bench.out / "logs" / f"{build.name}.build-state.json"
         )
     return found
 

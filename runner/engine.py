@@ -201,6 +201,7 @@ def build_with_plan(
         views,
         outcome,
         failed_tests | (pending - {t.unique_id for t in tests}),
+        plan.nodes,
     )
     return outcome
 
@@ -355,8 +356,10 @@ def _record(
     views: dict[str, str],
     outcome: Outcome,
     pending: set[str],
+    nodes: dict[str, plans.Node] | None = None,
 ) -> None:
     """The build's record: what each model has read, the views' SQL, tests to run again."""
+    names = {n.name for n in (nodes or {}).values()}
     key = f"{time.time_ns()}"
     listings[key] = listing
     for uid in outcome.built:
@@ -374,6 +377,16 @@ def _record(
         "consumed": consumed,
         "views": views,
         "pending": sorted(pending),
+        # What the build ran and for how long (models run two at a time, so
+        # their seconds overlap): for `make bench` and anyone profiling.
+        "last_build": {
+            "nodes": {
+                plan_node.name: [plan_node.kind, round(outcome.seconds.get(plan_node.name, 0), 4)]
+                for plan_node in (nodes or {}).values()
+                if plan_node.unique_id in outcome.built
+            },
+            "seconds": {k: round(v, 4) for k, v in outcome.seconds.items() if k not in names},
+        },
     }
     path = state_dir(warehouse) / build_state.STATE_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
