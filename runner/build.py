@@ -127,6 +127,9 @@ def _dbt_build(dbt: Dbt, dbt_args: Sequence[str], unit_tests: bool, started: flo
     """``dbt build``: plan, run dbt, record."""
     warehouse, lake = dbt.warehouse, dbt.lake
     args = build_args(dbt_args, unit_tests)
+    if not any(a.split("=", 1)[0] == "--log-level-file" for a in dbt_args):
+        # dbt's debug log costs time on every node; keep its warnings and errors.
+        args += ["--log-level-file", "warn"]
     custom = build_state.selects(dbt_args)
     plan = build_state.plan(warehouse, lake, args, lake_sources())
     # obs watch keeps dbt's parsed project: parse again when the project changed.

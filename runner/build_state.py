@@ -143,15 +143,23 @@ class Plan:
     tables: tuple[str, ...]
     marks: dict[str, str]
     fingerprint: str
+    # Tables among ``tables`` that had no part at the last build: the views
+    # over them change (an empty relation becomes the lake's).
+    first_parts: tuple[str, ...] = ()
 
     @property
     def nothing(self) -> bool:
         return not self.full and not self.tables
 
     def select_args(self) -> list[str]:
+        """dbt's selection: the models downstream of the tables that received parts,
+        less the views (their SQL is unchanged) unless a table received its first."""
         if self.full or not self.tables:
             return []
-        return ["--select", " ".join(f"source:lake.{table}+" for table in self.tables)]
+        chosen = ["--select", " ".join(f"source:lake.{table}+" for table in self.tables)]
+        if not self.first_parts:
+            chosen += ["--exclude", "config.materialized:view"]
+        return chosen
 
 
 def plan(warehouse: Path, lake: Path, extra_args: Sequence[str], sources: Sequence[str]) -> Plan:
@@ -171,7 +179,8 @@ def plan(warehouse: Path, lake: Path, extra_args: Sequence[str], sources: Sequen
     ):
         return Plan(True, tuple(marks), marks, fingerprint)
     changed = tuple(t for t, mark in marks.items() if recorded["marks"].get(t) != mark)
-    return Plan(False, changed, marks, fingerprint)
+    first = tuple(t for t in changed if not recorded["marks"].get(t))
+    return Plan(False, changed, marks, fingerprint, first)
 
 
 def record(warehouse: Path, built: Plan, succeeded: bool = True) -> None:

@@ -111,7 +111,6 @@ UNTESTED_LOGIC = {
     "int_reward_logged",
     "int_reward_sample_steps",
     "int_reward_samples",
-    "int_rollouts_scored",
     "fct_reward_correlations",
     "fct_reward_function_quality",
     "fct_vi_si_points",
