@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from obs.ingest.synthetic_runs import write_seed_export
+from obs.demo.histories import write_seed_export
 
 NOISE = 2.0
 # Keys of a W&B history row that are no metric (the step, the wall time).

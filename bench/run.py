@@ -156,7 +156,7 @@ import histories  # bench/histories.py (the script's folder is on sys.path)
 import nodes  # bench/nodes.py
 import proctree  # bench/proctree.py
 import track_step  # bench/track_step.py
-from obs.ingest.synthetic import DemoSpec, write_demo_run
+from obs.demo.rollouts import DemoSpec, write_demo_run
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

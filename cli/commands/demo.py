@@ -60,7 +60,7 @@ def demo(
       obs demo
       obs --warehouse /tmp/demo.duckdb --lake /tmp/lake demo --prompts 200 --iterations 30
     """
-    from obs.ingest.synthetic import DemoSpec, write_demo_run
+    from obs.demo.rollouts import DemoSpec, write_demo_run
     from obs.reports.render import load_dashboard, render_dashboard  # pandas, plotly: slow
 
     spec = DemoSpec(prompts=prompts, iterations=iterations, samples_per_prompt=samples, seed=seed)
@@ -76,8 +76,8 @@ def demo(
             )
         # The run's tracker history too: an analyze-experiment export with a
         # gradient spike planted, so `obs analyze` has something to find.
+        from obs.demo.histories import write_seed_export
         from obs.ingest.history import ingest_metrics
-        from obs.ingest.synthetic_runs import write_seed_export
 
         export = out.parent / f"{out.name}-history" / f"analysis_{run_id}.json"
         write_seed_export(
@@ -93,8 +93,8 @@ def demo(
             echo_err(f"run {run_id}: {history.rows_landed} tracker points landed from {export}")
         # A multi-turn agent's run beside it: rollouts with turn rewards, eval
         # logs and the trainer's console log (its times, grad norm and loss).
+        from obs.demo.agent import AgentSpec, write_agent_run
         from obs.ingest.history import Source, land_histories
-        from obs.ingest.synthetic_agent import AgentSpec, write_agent_run
         from obs.ingest.trackers import eval_logs, trainer_log
 
         agent_dir = out.parent / f"{out.name}-agent"

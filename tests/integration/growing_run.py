@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from obs.ingest.synthetic import DemoSpec, write_demo_run
-from obs.ingest.synthetic_agent import AgentSpec, write_agent_run
-from obs.ingest.synthetic_runs import write_seed_export
+from obs.demo.agent import AgentSpec, write_agent_run
+from obs.demo.histories import write_seed_export
+from obs.demo.rollouts import DemoSpec, write_demo_run
 
 from tests.conftest import run_cli
 

@@ -30,7 +30,7 @@ import duckdb
 import numpy as np
 import plotly.graph_objects as go
 import pytest
-from obs.ingest.synthetic_agent import AgentSpec, write_agent_run
+from obs.demo.agent import AgentSpec, write_agent_run
 from obs.reports import TrainingDashboard
 from obs.reports.agent_dashboard import AGENT_MARTS, HEATMAP_ITERATIONS
 from obs.reports.figures import (

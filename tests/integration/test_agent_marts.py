@@ -26,7 +26,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from obs.ingest.synthetic_agent import AgentSpec, write_agent_run
+from obs.demo.agent import AgentSpec, write_agent_run
 
 from tests.conftest import prompt_hash, run_cli
 

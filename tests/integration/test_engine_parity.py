@@ -19,7 +19,7 @@ from typing import Any
 
 import duckdb
 import pytest
-from obs.ingest.synthetic import DemoSpec, write_demo_run
+from obs.demo.rollouts import DemoSpec, write_demo_run
 from obs.runner.build import BuildFailed, build_warehouse
 from obs.runner.dbt import Dbt
 

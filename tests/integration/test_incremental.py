@@ -16,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from obs.ingest.synthetic import DemoSpec, write_demo_run
+from obs.demo.rollouts import DemoSpec, write_demo_run
 from obs.runner import build_state
 
 from tests.conftest import run_cli

@@ -52,6 +52,16 @@ def test_meta_every_model_and_column_is_documented(manifest: dict) -> None:
     assert missing == []
 
 
+def test_meta_every_macro_is_documented(manifest: dict) -> None:
+    """Every macro of the project has a description in macros/_macros.yml."""
+    undocumented = sorted(
+        macro["name"]
+        for macro in manifest["macros"].values()
+        if macro["package_name"] == "obs" and not macro.get("description", "").strip()
+    )
+    assert undocumented == []
+
+
 def test_meta_every_model_states_its_grain(manifest: dict) -> None:
     vague = [m["name"] for m in _models(manifest) if "One row per" not in m["description"]]
     assert vague == []

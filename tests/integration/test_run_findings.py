@@ -1,7 +1,7 @@
 """Run-analysis marts and findings on synthetic W&B exports with planted patterns.
 
 One lake holds a clean run, a noiseless one, one without cache metrics and one
-run per planted pattern (``obs.ingest.synthetic_runs``); it is landed through
+run per planted pattern (``obs.demo.histories``); it is landed through
 the W&B export reader and built once for the module. Each planted pattern
 must be found (warning or critical) within a few steps of where it was
 planted, the healthy runs must raise nothing above info, the power-law fit
@@ -22,8 +22,8 @@ from typing import Any
 import duckdb
 import numpy as np
 import pytest
+from obs.demo.histories import PATTERNS, write_grpo_log, write_seed_export
 from obs.ingest.history import ingest_metrics
-from obs.ingest.synthetic_runs import PATTERNS, write_grpo_log, write_seed_export
 from obs.runner.dbt import project_dir, run_dbt
 
 pytestmark = pytest.mark.integration

@@ -539,7 +539,7 @@ def test_config_keys_that_clash_once_flattened_stay_apart(
 def test_reports_read_nan_as_missing_and_compare_reaches_rollout_only_runs(
     tmp_path: Path, invoke: Invoke
 ) -> None:
-    from obs.ingest.synthetic import DemoSpec, write_demo_run
+    from obs.demo.rollouts import DemoSpec, write_demo_run
 
     logs = tmp_path / "logs"
     logs.mkdir()

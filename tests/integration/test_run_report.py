@@ -14,7 +14,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from obs.ingest.synthetic_runs import write_seed_export
+from obs.demo.histories import write_seed_export
 
 from tests.conftest import run_cli
 from tests.integration.test_run_histories import trainer_state

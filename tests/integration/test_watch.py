@@ -19,7 +19,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from obs.ingest.synthetic import DemoSpec, write_demo_run
+from obs.demo.rollouts import DemoSpec, write_demo_run
 from obs.runner.dbt import LOCK_WAIT_SECONDS
 
 pytestmark = pytest.mark.integration

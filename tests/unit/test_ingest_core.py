@@ -92,9 +92,9 @@ def test_files_landed_at_their_size_and_time_are_not_read_again(
 ) -> None:
     import os
 
+    from obs.demo.rollouts import DemoSpec, write_demo_run
     from obs.ingest import landing
     from obs.ingest.rollouts import ingest_rollouts
-    from obs.ingest.synthetic import DemoSpec, write_demo_run
 
     dumps, lake = tmp_path / "dumps", tmp_path / "lake"
     write_demo_run(dumps, DemoSpec(prompts=4, iterations=3, samples_per_prompt=2, seed=1))

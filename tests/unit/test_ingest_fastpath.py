@@ -19,12 +19,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from obs.demo.rollouts import DemoSpec, write_demo_run
 from obs.ingest import rollouts as rollouts_module
 from obs.ingest import rollouts_fast
 from obs.ingest.readers import finite_json
 from obs.ingest.rollouts import ingest_rollouts
 from obs.ingest.rollouts_fast import fast_rollouts
-from obs.ingest.synthetic import DemoSpec, write_demo_run
 
 from tests.conftest import DATA, lake_rows
 

@@ -8,7 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from obs.ingest.synthetic import CONFLICT, DemoSpec, write_demo_run
+from obs.demo.rollouts import CONFLICT, DemoSpec, write_demo_run
 
 SPEC = DemoSpec(prompts=42, iterations=10, samples_per_prompt=6, seed=3)
 
