@@ -6,16 +6,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import click
-from obs.ingest.errors import IngestError
-from obs.reports.errors import ReportError
-from obs.runner.errors import DbtError
+from obs.core.errors import ObsError
 
 
 @contextmanager
 def friendly_errors(debug: bool) -> Iterator[None]:
     try:
         yield
-    except (IngestError, ReportError, DbtError) as exc:
+    except ObsError as exc:
         if debug:
             raise
         raise click.ClickException(str(exc)) from exc

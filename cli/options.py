@@ -60,3 +60,16 @@ def progress(items: list[T], label: str, quiet: bool) -> Iterator[Iterable[T]]:
         return
     with click.progressbar(items, label=label, file=sys.stderr, show_pos=True) as bar:
         yield bar
+
+
+def run_id_callback(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """The ``--run`` option's check: a valid run id, else a usage error (exit 2)."""
+    if value is None:
+        return None
+    from obs.ingest.errors import IngestError
+    from obs.ingest.lake import check_run_id
+
+    try:
+        return check_run_id(value)
+    except IngestError as exc:
+        raise click.BadParameter(str(exc).removeprefix("--run "), ctx, param) from exc

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from obs.core.errors import ObsError
 
-class IngestError(Exception):
+
+class IngestError(ObsError):
     """Input that cannot be ingested at all (missing path, unknown format, ...)."""

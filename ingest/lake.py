@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import re
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -29,6 +28,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from obs.core.identity import RUN_ID_RULE, is_run_id
 from obs.ingest.errors import IngestError
 from obs.ingest.schema import (
     MANIFEST,
@@ -37,7 +37,6 @@ from obs.ingest.schema import (
     TIME_PARTITION,
 )
 
-RUN_ID = re.compile(r"^[A-Za-z0-9._+@:-]{1,128}$")
 STAGING = "_staging"
 LOCKS = "_locks"
 TIME_FORMAT = "%Y%m%dT%H%M%S%fZ"
@@ -45,12 +44,9 @@ TIME_FORMAT = "%Y%m%dT%H%M%S%fZ"
 
 def check_run_id(run_id: str, *, origin: str = "--run") -> str:
     """``run_id`` when it is a valid run id, else an IngestError saying how to fix it."""
-    if run_id in {".", ".."} or not RUN_ID.match(run_id):
+    if not is_run_id(run_id):
         shown = run_id if len(run_id) <= 40 else run_id[:40] + "..."
-        raise IngestError(
-            f"{origin} {shown!r} is not a valid run id: use 1 to 128 letters, digits "
-            "and . _ - + @ : (not '.' or '..')"
-        )
+        raise IngestError(f"{origin} {shown!r} is not a valid run id: {RUN_ID_RULE}")
     return run_id
 
 

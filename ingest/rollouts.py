@@ -20,7 +20,6 @@ the rest. Nothing here computes analytics.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -31,6 +30,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from obs.core.identity import prompt_hash
 from obs.ingest import lake as lake_files
 from obs.ingest.errors import IngestError
 from obs.ingest.landing import (
@@ -397,7 +397,7 @@ class RolloutBuilder:
         if known is None:
             if len(self._hashes) > 100_000:
                 self._hashes.clear()
-            known = hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:16]
+            known = prompt_hash(prompt)
             self._hashes[prompt] = known
         return known
 

@@ -18,7 +18,6 @@ value: that is why arrays are built from buffers.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
+from obs.core.identity import prompt_hash
 from obs.ingest.schema import AGENT_ROLLOUT_FIELDS, ROLLOUT_TABLE
 
 # Fields read with the type the rules demand; a value of another type fails the parse.
@@ -489,10 +489,7 @@ def _prompt_hashes(encoded: pa.DictionaryArray) -> tuple[pa.Array, np.ndarray, i
 
     Rows are grouped by the hash, as the rules group them, not by the text.
     """
-    digests = [
-        hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-        for text in encoded.dictionary.to_pylist()
-    ]
+    digests = [prompt_hash(text) for text in encoded.dictionary.to_pylist()]
     distinct = _fixed_texts("".join(digests).encode("ascii"), 16, len(digests))
     hashes = pc.dictionary_encode(distinct)
     codes = _numpy(hashes.indices, np.int32)[_numpy(encoded.indices, np.int32)]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from obs.core.errors import ObsError
 
-class ReportError(Exception):
+
+class ReportError(ObsError):
     """A report cannot be made (no warehouse, no such run, marts not built)."""

@@ -127,7 +127,7 @@ def project_fingerprint(extra_args: Sequence[str]) -> str:
     return digest.hexdigest()
 
 
-def _warehouse_identity(warehouse: Path) -> list[int] | None:
+def warehouse_identity(warehouse: Path) -> list[int] | None:
     try:
         stat = warehouse.stat()
     except FileNotFoundError:
@@ -174,7 +174,7 @@ def plan(warehouse: Path, lake: Path, extra_args: Sequence[str], sources: Sequen
         return Plan(True, tuple(marks), marks, fingerprint)
     if (
         recorded.get("fingerprint") != fingerprint
-        or recorded.get("warehouse") != _warehouse_identity(warehouse)
+        or recorded.get("warehouse") != warehouse_identity(warehouse)
         or not isinstance(recorded.get("marks"), dict)
     ):
         return Plan(True, tuple(marks), marks, fingerprint)
@@ -197,7 +197,7 @@ def record(warehouse: Path, built: Plan, succeeded: bool = True) -> None:
     state = {
         "fingerprint": built.fingerprint,
         "marks": dict(built.marks) if succeeded else {},
-        "warehouse": _warehouse_identity(warehouse),
+        "warehouse": warehouse_identity(warehouse),
     }
     path = state_dir(warehouse) / STATE_FILE
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -73,7 +73,7 @@ def _parse_cache(warehouse: Path, lake: Path) -> tuple[Path, Path | None]:
     dbt checks a partial-parse file against the project's files, the vars, the
     env vars the project reads (the lake path) and the profile before using
     it, and reparses what changed. Its profile check includes the warehouse
-    path, which obs leaves out (``_path_free_profile``) as no model reads it,
+    path, which obs leaves out (``path_free_profile``) as no model reads it,
     but not the database name (the warehouse file's stem), which every
     compiled relation carries. So the copy is kept per project folder,
     database name and lake: a new warehouse on a known lake parses nothing; on
@@ -103,7 +103,7 @@ def _prune(folder: Path, keep: int = PARSE_CACHE_FILES) -> None:
             old.unlink(missing_ok=True)
 
 
-def _copy_atomically(source: Path, target: Path) -> None:
+def copy_atomically(source: Path, target: Path) -> None:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
@@ -116,7 +116,7 @@ def _copy_atomically(source: Path, target: Path) -> None:
             os.unlink(temporary)
 
 
-def _path_free_profile() -> None:
+def path_free_profile() -> None:
     """Leave the warehouse path out of dbt's partial-parse profile check.
 
     dbt reparses the whole project (about 5 s) when any connection setting
@@ -258,7 +258,7 @@ class Dbt:
         """``dbt <command> <extra_args>``; dbt's log goes to stderr."""
         from dbt.cli.main import dbtRunner  # imported late: it is slow to import
 
-        _path_free_profile()
+        path_free_profile()
         self.warehouse.parent.mkdir(parents=True, exist_ok=True)
         if command != "parse":
             wait_for_warehouse(self.warehouse, LOCK_WAIT_SECONDS)
@@ -266,7 +266,7 @@ class Dbt:
         saved_parse = state / "target" / PARTIAL_PARSE_FILE
         cache, seed = _parse_cache(self.warehouse, self.lake)
         if self._manifest is None and not saved_parse.exists() and seed is not None:
-            _copy_atomically(seed, saved_parse)
+            copy_atomically(seed, saved_parse)
         with lake_environment(self.warehouse, self.lake), contextlib.redirect_stdout(sys.stderr):
             try:
                 if self.keep_manifest and self._manifest is None:
@@ -288,7 +288,7 @@ class Dbt:
             finally:
                 release_warehouse()
         if saved_parse.exists():
-            _copy_atomically(saved_parse, cache)
+            copy_atomically(saved_parse, cache)
             _prune(cache.parent)
         return self._summarise(command, result)
 

@@ -73,10 +73,10 @@ def get_plan(args: Sequence[str], quiet: bool) -> plans.Plan | None:
             sys.stderr.write(
                 "compiling the project for obs's executor (once per project version)\n"
             )
-        from obs.runner.dbt import _path_free_profile
+        from obs.runner.dbt import path_free_profile
 
         try:
-            _path_free_profile()
+            path_free_profile()
             plan = plans.compile_plan(args, fingerprint)
         except plans.PlanUnsupported as unsupported:
             if not quiet:
@@ -372,7 +372,7 @@ def _record(
         # The lake marks as listed before the build: a build with nothing
         # new (the same marks) runs nothing, unless tests are pending.
         "marks": dict(decided.marks),
-        "warehouse": build_state._warehouse_identity(warehouse),
+        "warehouse": build_state.warehouse_identity(warehouse),
         "listings": {k: listing_record(v) for k, v in listings.items() if k in used},
         "consumed": consumed,
         "views": views,

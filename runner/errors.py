@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from obs.core.errors import ObsError
 
-class DbtError(Exception):
+
+class DbtError(ObsError):
     """dbt could not run (no project, a warehouse held by another process, a dbt error).
 
     The message is one line naming the file or command and what to do. Python

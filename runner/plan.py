@@ -251,9 +251,9 @@ def compile_plan(args: Sequence[str], fingerprint: str) -> Plan:
             incremental_code = _compiled(incremental, "compile")
         saved = work / "target" / "partial_parse.msgpack"
         if saved.is_file():
-            from obs.runner.dbt import _copy_atomically
+            from obs.runner.dbt import copy_atomically
 
-            _copy_atomically(saved, cached_parse)
+            copy_atomically(saved, cached_parse)
         return _plan_of(manifest, full_code, incremental_code, fingerprint)
 
 

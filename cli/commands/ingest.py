@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from obs.cli.errors import friendly_errors
-from obs.cli.options import Settings, echo_err, pass_settings, quiet_option
+from obs.cli.options import Settings, echo_err, pass_settings, quiet_option, run_id_callback
 from obs.ingest.errors import IngestError
 from obs.ingest.lake import check_run_id
 from obs.ingest.landing import FileResult, IngestResult
@@ -54,15 +54,6 @@ def _path_and_iterations(
     return Path(paths[0]), (*iterations, *(int(n) for n in numbers))
 
 
-def _run_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    if value is None:
-        return None
-    try:
-        return check_run_id(value)
-    except IngestError as exc:
-        raise click.BadParameter(str(exc).removeprefix("--run "), ctx, param) from exc
-
-
 @contextmanager
 def _file_progress(label: str, quiet: bool) -> Iterator[object]:
     """A spinner-free progress line per file on stderr (terminals only, not --quiet)."""
@@ -85,7 +76,7 @@ def _file_progress(label: str, quiet: bool) -> Iterator[object]:
 @click.option(
     "--run",
     "run_id",
-    callback=_run_option,
+    callback=run_id_callback,
     help="Run id: 1-128 letters, digits and . _ - + @ : (default: the folder's or file's name).",
 )
 @click.option(
@@ -229,7 +220,7 @@ def _report(result: IngestResult, settings: Settings, as_json: bool, quiet: bool
 @click.option(
     "--run",
     "run_id",
-    callback=_run_option,
+    callback=run_id_callback,
     help="Land every run found under PATH as this one run (default: the id each source "
     "gives: the W&B run id, the TensorBoard run folder, the MLflow run id, the TRL output "
     "folder, the JSONL file's name, the reward monitor's folder).",

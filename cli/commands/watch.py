@@ -14,8 +14,7 @@ from types import FrameType
 
 import click
 from obs.cli.commands.build import run_build
-from obs.cli.commands.ingest import _run_option
-from obs.cli.options import Settings, echo_err, pass_settings
+from obs.cli.options import Settings, echo_err, pass_settings, run_id_callback
 from obs.ingest.errors import IngestError
 from obs.runner.build import check_lake
 from obs.runner.dbt import Dbt
@@ -164,7 +163,7 @@ def _round(
 @click.option(
     "--run",
     "run_id",
-    callback=_run_option,
+    callback=run_id_callback,
     help="Run id (default: the folder's name), as for obs ingest rollouts.",
 )
 @click.option(

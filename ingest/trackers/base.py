@@ -40,9 +40,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from obs.core.identity import is_run_id
+
 MAX_STEP = 2**63 - 1
 SURROGATE = re.compile("[\ud800-\udfff]")
-RUN_ID = re.compile(r"^[A-Za-z0-9._+@:-]{1,128}$")
 
 
 @dataclass
@@ -246,7 +247,7 @@ def safe_run_id(name: str) -> str:
     only where they were changed or cut (``训练``, ``测试``) stay two runs.
     """
     name = name.strip()
-    if RUN_ID.match(name) and name not in {".", ".."}:
+    if is_run_id(name):
         return name
     digest = hashlib.sha1(clean_text(name).encode("utf-8")).hexdigest()[:8]
     cleaned = re.sub(r"[^A-Za-z0-9._+@:-]", "_", name)[:119].strip(".") or "run"

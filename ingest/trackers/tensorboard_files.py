@@ -43,7 +43,6 @@ FORMATS: dict[str, str] = {FORMAT: "TensorBoard event files (a folder per run)"}
 EVENT_PREFIX = "events.out.tfevents."
 RECORD_OVERHEAD = 16  # 8-byte length, 4-byte length checksum, 4-byte data checksum
 HEADER_SIZE = 12
-RUN_ID_MAX = 128
 HPARAMS = "hparams"
 SCALARS = "scalars"
 # Plugin names as the summary line names what was left out.

@@ -145,7 +145,7 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
     # obs builds a warehouse changed behind its back whole; take these edits as its own.
     state_file = build_state.state_dir(warehouse) / build_state.STATE_FILE
     state = json.loads(state_file.read_text())
-    state["warehouse"] = build_state._warehouse_identity(warehouse)
+    state["warehouse"] = build_state.warehouse_identity(warehouse)
     state_file.write_text(json.dumps(state))
 
     # The dump grows, a new iteration lands, a second run appears.
