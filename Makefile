@@ -49,8 +49,8 @@ test-fast: install
 # The macros are linted inside the models dbt compiles them into (the dbt templater
 # skips a file that holds only macros, so macros/ is not listed).
 lint: install
-	$(BIN)/ruff check ingest reports cli tests bench monitor runner demo core
-	$(BIN)/ruff format --check ingest reports cli tests bench monitor runner demo core
+	$(BIN)/ruff check ingest reports cli tests bench monitor runner demo core live
+	$(BIN)/ruff format --check ingest reports cli tests bench monitor runner demo core live
 	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 		OBS_WAREHOUSE=$$tmp/obs.duckdb OBS_LAKE=$$tmp/lake \
 		DBT_TARGET_PATH=$$tmp/target DBT_LOG_PATH=$$tmp/logs \
@@ -60,9 +60,9 @@ lint: install
 TYPECHECK := $(VENV)/typecheck
 typecheck: install
 	rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)/obs
-	for p in ingest reports cli monitor runner demo core; do ln -s $(CURDIR)/$$p $(TYPECHECK)/obs/$$p; done
+	for p in ingest reports cli monitor runner demo core live; do ln -s $(CURDIR)/$$p $(TYPECHECK)/obs/$$p; done
 	cd $(TYPECHECK) && $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml \
-		-p obs.ingest -p obs.reports -p obs.cli -p obs.monitor -p obs.runner -p obs.demo -p obs.core
+		-p obs.ingest -p obs.reports -p obs.cli -p obs.monitor -p obs.runner -p obs.demo -p obs.core -p obs.live
 
 bench: install
 	$(BIN)/python bench/run.py

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import duckdb
 from obs.reports.warehouse import connect, require_tables, rows, unknown_run
 
 MARTS = ("fct_iteration_summary", "fct_prompt_learning", "dim_prompts")
@@ -162,3 +163,12 @@ def format_summary(run: RunSummary) -> str:
             f"{row['num_forgetting_events']:>6}  {preview}"
         )
     return "\n".join(lines) + "\n"
+
+
+def iteration_coverage(con: duckdb.DuckDBPyConnection, runs: list[str]) -> list[tuple]:
+    """(run, iterations, first, last) in fct_iteration_summary for each of ``runs``."""
+    quoted = ", ".join("'" + run.replace("'", "''") + "'" for run in runs)
+    return con.execute(
+        "select run_id, count(*), min(iteration), max(iteration) "
+        f"from fct_iteration_summary where run_id in ({quoted}) group by 1 order by 1"
+    ).fetchall()

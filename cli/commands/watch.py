@@ -1,24 +1,17 @@
-"""``obs watch``: follow a run while it trains, landing what is new and refreshing the marts."""
+"""``obs watch``: follow a run while it trains (obs.live.follow), one line per round."""
 
 from __future__ import annotations
 
-import contextlib
-import os
 import signal
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 
 import click
-from obs.cli.commands.build import run_build
 from obs.cli.options import Settings, echo_err, pass_settings, run_id_callback
-from obs.ingest.errors import IngestError
-from obs.runner.build import check_lake
-from obs.runner.dbt import Dbt
-from obs.runner.errors import DbtError
+from obs.live.follow import Follower
 
 
 class _Stop:
@@ -41,121 +34,6 @@ class _Stop:
         finally:
             for number, handler in previous.items():
                 signal.signal(number, handler)
-
-
-def _coverage(warehouse: Path, runs: list[str]) -> str:
-    """'run: N iterations (first-last)' per run, read from the marts."""
-    import duckdb
-
-    if not runs:
-        return ""
-    try:
-        with duckdb.connect(str(warehouse), read_only=True) as con:
-            rows = con.execute(
-                "select run_id, count(*), min(iteration), max(iteration) "
-                "from fct_iteration_summary where run_id in (select unnest(?)) "
-                "group by 1 order by 1",
-                [runs],
-            ).fetchall()
-    except duckdb.Error:
-        return ""
-    return ", ".join(f"{run}: {n} iterations ({low}-{high})" for run, n, low, high in rows)
-
-
-def _new_alerts(warehouse: Path, runs: set[str], seen: set[tuple[str, str, int]]) -> list[str]:
-    """The alerts of ``runs`` not printed yet, in the reward monitor's line format, each
-    run's oldest first; marked as printed. Nothing while the warehouse is busy (they come
-    in a later round) or when it holds no alerts table (no reward data)."""
-    import duckdb
-    from obs.reports.rewards import alert_line, unseen_alerts
-
-    if not runs or not warehouse.is_file():
-        return []
-    try:
-        with duckdb.connect(str(warehouse), read_only=True) as con:
-            fresh = unseen_alerts(con, runs, seen)
-    except duckdb.Error:
-        return []
-    return [f"  {a['run_id']}: {alert_line(a)}" for a in fresh]
-
-
-# How often the wait between rounds looks for a new or grown file.
-POLL_SECONDS = 0.1
-
-
-def _signature(paths: tuple[Path, ...]) -> tuple[tuple[str, int, int], ...]:
-    """Name, size and modification time of every file under ``paths``: a change in
-    any of them (a new file, a file that grew) means a round has work."""
-    found: list[tuple[str, int, int]] = []
-    for path in paths:
-        try:
-            if path.is_file():
-                stat = path.stat()
-                found.append((str(path), stat.st_size, stat.st_mtime_ns))
-                continue
-            for folder, _dirs, names in os.walk(path):
-                for name in names:
-                    with contextlib.suppress(OSError):
-                        stat = os.stat(os.path.join(folder, name))
-                        found.append((os.path.join(folder, name), stat.st_size, stat.st_mtime_ns))
-        except OSError:
-            continue
-    return tuple(sorted(found))
-
-
-def _wait(stop: threading.Event, seconds: float, paths: tuple[Path, ...], seen: tuple) -> None:
-    """Wait up to ``seconds``; return early when a file under ``paths`` changed."""
-    deadline = time.monotonic() + seconds
-    while not stop.is_set():
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return
-        stop.wait(min(POLL_SECONDS, left))
-        if _signature(paths) != seen:
-            return
-
-
-def _round(
-    dbt: Dbt,
-    settings: Settings,
-    path: Path,
-    run_id: str | None,
-    metrics: tuple[Path, ...] = (),
-    followed: set[str] | None = None,
-) -> str:
-    """One round: land, build what changed (also what a failed round left); its line.
-    The runs PATH and the tracker history hold are added to ``followed``."""
-    from obs.ingest.rollouts import ingest_rollouts
-
-    landed = ingest_rollouts(path, lake=settings.lake, run_id=run_id)
-    files = list(landed.files)
-    points = records = 0
-    for source in metrics:
-        from obs.ingest.history import ingest_metrics
-
-        history = ingest_metrics(source, lake=settings.lake, run_id=run_id)
-        files += history.files
-        points += history.points_landed + history.samples_landed
-        records += history.record_rows
-    if followed is not None:
-        followed.update(f.run_id for f in files)
-    problems = [f for f in files if f.is_problem]
-    noted = f"; {len(problems)} file(s) not landed: {problems[0].source.name}" if problems else ""
-    check_lake(settings.lake)
-    ran = run_build(dbt, settings, ("--quiet",), unit_tests=False)
-    if landed.rows_landed == 0 and points == 0 and records == 0 and ran == 0:
-        return f"nothing new{noted}"
-    landed_points = f"+{points:,} metric points; " if points else ""
-    if records:
-        landed_points += f"+{records:,} eval, step and advantage rows; "
-    coverage = _coverage(settings.warehouse, landed.run_ids) or "marts built (busy to read)"
-    if landed.rows_landed == 0:
-        caught = (
-            "marts caught up with rows landed earlier; " if ran and not points + records else ""
-        )
-        return f"{landed_points}{caught}{coverage}{noted}"
-    count = sum(1 for f in landed.files if f.rows_landed)
-    return f"{landed_points}+{landed.rows_landed:,} rows from {count} file(s); {coverage}{noted}"
 
 
 @click.command()
@@ -224,33 +102,17 @@ def watch(
       obs watch outputs/rollout_data --run grpo-ifeval --metrics outputs/metrics.jsonl
       obs watch outputs/rollouts --run agent-1 --metrics outputs/eval_logs --metrics train.log
     """
-    dbt = Dbt(settings.warehouse, settings.lake, keep_manifest=True)
-    watched = (path, *metrics)
+    follower = Follower(settings.warehouse, settings.lake, path, run_id, metrics)
     stop = _Stop()
-    number = 0
-    followed: set[str] = {run_id} if run_id is not None else set()
-    printed: set[tuple[str, str, int]] = set()
     with stop.installed():
         while not stop.event.is_set():
-            number += 1
-            started = time.perf_counter()
-            clock = time.strftime("%H:%M:%S")
-            seen = _signature(watched)
-            failed = False
-            try:
-                line = _round(dbt, settings, path, run_id, metrics, followed)
-            except (IngestError, DbtError, click.ClickException) as exc:
-                message = exc.format_message() if isinstance(exc, click.ClickException) else exc
-                line = f"error: {message}; trying again next round"
-                failed = True
-            elapsed = time.perf_counter() - started
-            echo_err(f"[{clock}] round {number}: {line} ({elapsed:.1f} s)")
-            for alert in _new_alerts(settings.warehouse, followed, printed):
+            done = follower.round()
+            for detail in done.details:
+                echo_err(detail)
+            echo_err(f"[{done.clock}] round {done.number}: {done.line} ({done.seconds:.1f} s)")
+            for alert in done.alerts:
                 echo_err(alert)
-            if rounds is not None and number >= rounds:
+            if rounds is not None and done.number >= rounds:
                 break
-            if failed:
-                stop.event.wait(max(0.0, every - elapsed))
-            else:
-                _wait(stop.event, max(0.0, every - elapsed), watched, seen)
+            follower.wait(stop.event, max(0.0, every - done.seconds))
     click.echo(str(settings.warehouse))

@@ -27,6 +27,8 @@ FORBIDDEN = {
     # the demo generators stand alone: nothing of obs, so the tests' data
     # never depends on the code it tests
     "demo": ("obs.cli", "click", "obs.reports", "obs.ingest", "obs.runner", "obs.monitor"),
+    # following a run composes the libraries, never the command line
+    "live": ("obs.cli", "click"),
     # the shared contracts build on nothing else of obs
     "core": (
         "obs.cli",
