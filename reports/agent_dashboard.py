@@ -29,11 +29,11 @@ import pandas as pd
 import plotly.graph_objects as go
 from markupsafe import Markup
 from obs.reports import figures
-from obs.reports.render import (
+from obs.reports.page import (
     SectionsPage,
-    _embed,
-    _frame,
     choose_runs,
+    embed,
+    frame,
     write_sections_page,
 )
 from obs.reports.warehouse import connect, table_names
@@ -96,7 +96,7 @@ def runs_with_agent_data(con: duckdb.DuckDBPyConnection) -> list[str] | None:
     present = table_names(con)
     if any(mart not in present for mart in AGENT_MARTS):
         return None
-    return [str(r) for r in _frame(con, "agent_runs", {})["run_id"]]
+    return [str(r) for r in frame(con, "agent_runs", {})["run_id"]]
 
 
 def load_agent_runs(con: duckdb.DuckDBPyConnection, runs: Sequence[str]) -> list[AgentRun]:
@@ -104,7 +104,7 @@ def load_agent_runs(con: duckdb.DuckDBPyConnection, runs: Sequence[str]) -> list
     if not runs:
         return []
     params = {"runs": list(runs), "iteration_cap": HEATMAP_ITERATIONS, "cell_cap": HEATMAP_CELLS}
-    frames = {name: _frame(con, name, params) for name in AGENT_QUERIES}
+    frames = {name: frame(con, name, params) for name in AGENT_QUERIES}
     return [_agent_run(run, frames) for run in runs]
 
 
@@ -324,7 +324,7 @@ def _chart_block(run: AgentRun, name: str, wide: bool = True) -> dict[str, Any]:
         "div_id": f"{name}__{run.run_id}",
         "name": name,
         "info": figures.AGENT_CHARTS[name],
-        "figure": _embed(run.figures[name]),
+        "figure": embed(run.figures[name]),
     }
 
 

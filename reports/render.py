@@ -8,27 +8,25 @@ from disk with no network (``plotlyjs="cdn"`` links it instead).
 
 from __future__ import annotations
 
-import functools
-import json
 import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import duckdb
 import pandas as pd
 import plotly.graph_objects as go
-import plotly.io as pio
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
-from markupsafe import Markup
 from obs.reports import figures
 from obs.reports.errors import ReportError
-from obs.reports.warehouse import connect, require_tables, table_names, unknown_run
-from plotly.offline import get_plotlyjs, get_plotlyjs_version
+from obs.reports.page import (
+    embed,
+    environment,
+    frame,
+    plotly_script,
+)
+from obs.reports.warehouse import connect, require_tables, unknown_run
 
 if TYPE_CHECKING:
     from obs.reports.agent_dashboard import AgentRun
@@ -76,7 +74,6 @@ COMPONENT_MISSING = (
     " it prompt by prompt"
 )
 # --plotlyjs cdn links the same plotly.js version the figures were built for.
-PLOTLY_CDN = f"https://cdn.plot.ly/plotly-{get_plotlyjs_version()}.min.js"
 
 
 @dataclass(frozen=True)
@@ -111,51 +108,6 @@ class Dashboard:
     @property
     def run_ids(self) -> list[str]:
         return [run.run_id for run in self.runs]
-
-
-def _fmt_int(value: Any) -> str:
-    return "-" if value is None else f"{int(value):,}"
-
-
-def _fmt_pct(value: Any) -> str:
-    return "-" if value is None else f"{float(value):.1%}"
-
-
-def _fmt_num(value: Any, digits: int = 3) -> str:
-    return "-" if value is None else f"{float(value):.{digits}f}"
-
-
-@functools.cache
-def environment() -> Environment:
-    env = Environment(
-        loader=PackageLoader("obs.reports", "templates"),
-        autoescape=select_autoescape(),
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters["fmt_int"] = _fmt_int
-    env.filters["fmt_pct"] = _fmt_pct
-    env.filters["fmt_num"] = _fmt_num
-    env.globals["advantage_origins"] = list(figures.ADVANTAGE_ORIGINS)
-    env.globals["plotly_theme"] = _theme_json()
-    return env
-
-
-def _theme_json() -> Markup:
-    """The charts' Plotly template as JSON, embedded once per page (see figures.THEME)."""
-    template = pio.templates[figures.THEME].to_plotly_json()
-    return Markup(json.dumps(template, separators=(",", ":")).replace("</", "<\\/"))
-
-
-def _query(name: str) -> str:
-    return resources.files("obs.reports").joinpath("queries", f"{name}.sql").read_text()
-
-
-def _frame(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any]) -> pd.DataFrame:
-    sql = _query(name)
-    used = {k: v for k, v in params.items() if f"${k}" in sql}
-    return con.execute(sql, used).df()
 
 
 def load_dashboard(
@@ -209,14 +161,14 @@ def load_dashboard(
             "cap": HEATMAP_ROWS,
             "scatter_cap": SCATTER_POINTS,
         }
-        frames = {name: _frame(con, name, params) for name in QUERIES}
+        frames = {name: frame(con, name, params) for name in QUERIES}
         # the build's thresholds (the dbt vars the marts used), one row
-        settings = _frame(con, "dashboard_settings", {}).iloc[0].to_dict()
-        frames["plateau"] = _frame(
+        settings = frame(con, "dashboard_settings", {}).iloc[0].to_dict()
+        frames["plateau"] = frame(
             con, "plateau", params | {"cap": PLATEAU_BARS, "variance_floor": VARIANCE_FLOOR}
         )
         compared = (
-            {name: _frame(con, name, params) for name in COMPARE_QUERIES}
+            {name: frame(con, name, params) for name in COMPARE_QUERIES}
             if len(rollout_runs) > 1
             else {}
         )
@@ -326,31 +278,8 @@ def _run_charts(run: str, frames: dict[str, pd.DataFrame], settings: dict[str, A
     return RunCharts(run, header, ordered)
 
 
-def _embed(figure: go.Figure) -> Markup:
-    """The figure as JSON for a ``<script type="application/json">`` block.
-
-    Arrays go out in Plotly's compact binary form (base64 typed arrays). The
-    page draws a chart when its tab is first shown, so a large dashboard
-    paints its first tab without waiting for the other thirteen charts.
-    """
-    content = figure.to_dict()
-    # Plotly stores its default template in every figure; the page applies the
-    # dashboards' own once instead (figures.THEME), and leaving it out saves 7 kB a chart.
-    content["layout"].pop("template", None)
-    text = pio.to_json(content, validate=False)
-    return Markup(text.replace("</", "<\\/"))
-
-
-def _plotly_script(plotlyjs: str) -> Markup:
-    if plotlyjs == "cdn":
-        return Markup(f'<script src="{PLOTLY_CDN}"></script>')
-    if plotlyjs != "inline":
-        raise ReportError(f"--plotlyjs {plotlyjs}: choose inline or cdn")
-    return Markup(f"<script>{get_plotlyjs()}</script>")
-
-
 def _chart(name: str, info: figures.ChartInfo, figure: go.Figure, div_id: str) -> dict[str, Any]:
-    return {"div_id": div_id, "name": name, "info": info, "figure": _embed(figure)}
+    return {"div_id": div_id, "name": name, "info": info, "figure": embed(figure)}
 
 
 # The rollout tabs of a run that has no rollouts (one known from its reward
@@ -420,7 +349,7 @@ def render_dashboard(dashboard: Dashboard, out: Path, plotlyjs: str = "inline") 
         .get_template("dashboard.html")
         .render(
             title="obs: " + ", ".join(run_ids),
-            plotly_script=_plotly_script(plotlyjs),
+            plotly_script=plotly_script(plotlyjs),
             runs=runs,
             run_ids=run_ids,
             tabs=tabs,
@@ -478,7 +407,7 @@ def render_chart_files(
             .get_template("chart.html")
             .render(
                 title=f"{info.title} ({whose})",
-                plotly_script=_plotly_script(plotlyjs),
+                plotly_script=plotly_script(plotlyjs),
                 chart=_chart(name, info, figure, name),
             )
         )
@@ -511,75 +440,3 @@ def _write_png(figure: go.Figure, path: Path) -> Path:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ReportError(f"{path}: PNG export failed ({message})") from exc
     return path
-
-
-@dataclass(frozen=True)
-class SectionsPage:
-    """What distinguishes one kind of sections page (sections.html) from another."""
-
-    kind: str  # the header's words: "reward monitoring"
-    missing: str  # what a run can lack: "reward data"
-    no_data_block: str  # the data-block of the note shown instead of the tabs
-    section_template: str  # one run's section of one tab
-    assets_template: str  # the page's own styles and scripts
-
-
-def write_sections_page(
-    page: SectionsPage,
-    out: Path,
-    *,
-    title: str,
-    runs: list[dict[str, Any]],
-    tabs: list[dict[str, str]],
-    reason: str | None,
-    without_data: list[str],
-    generated_at: datetime,
-    plotlyjs: str,
-) -> Path:
-    """Write a sections page: every run's section in each tab, or the reason there is none."""
-    html = (
-        environment()
-        .get_template("sections.html")
-        .render(
-            title=title,
-            plotly_script=_plotly_script(plotlyjs) if runs else Markup(""),
-            runs=runs,
-            tabs=tabs,
-            reason=reason,
-            without_data=without_data,
-            generated_at=generated_at.strftime("%Y-%m-%d %H:%M UTC"),
-            kind=page.kind,
-            missing=page.missing,
-            no_data_block=page.no_data_block,
-            section_template=page.section_template,
-            assets_template=page.assets_template,
-        )
-    )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(html)
-    return out
-
-
-def choose_runs(
-    con: duckdb.DuckDBPyConnection,
-    warehouse: Path,
-    runs: Sequence[str] | None,
-    with_data: list[str],
-    marts: Sequence[str],
-) -> tuple[list[str], list[str]]:
-    """The asked runs (default: all) that have data, and those that have none.
-
-    A run the warehouse does not know at all (in fct_iteration_summary,
-    dim_runs or ``marts``) is an error naming the runs it knows.
-    """
-    present = table_names(con)
-    known: set[str] = set()
-    for table in ("fct_iteration_summary", "dim_runs", *marts):
-        if table in present:
-            known |= {r[0] for r in con.execute(f"select distinct run_id from {table}").fetchall()}
-    missing = [r for r in runs or () if r not in known]
-    if missing:
-        raise unknown_run(warehouse, missing[0], known)
-    chosen = [r for r in runs or with_data if r in with_data]
-    without = [r for r in runs or () if r not in with_data]
-    return chosen, without

@@ -22,11 +22,11 @@ import pandas as pd
 import plotly.graph_objects as go
 from markupsafe import Markup
 from obs.reports import figures
-from obs.reports.render import (
+from obs.reports.page import (
     SectionsPage,
-    _embed,
-    _frame,
     choose_runs,
+    embed,
+    frame,
     write_sections_page,
 )
 from obs.reports.warehouse import connect, table_names
@@ -129,7 +129,7 @@ def load_reward_runs(con: duckdb.DuckDBPyConnection, runs: Sequence[str]) -> lis
     if not runs:
         return []
     params = {"runs": list(runs)}
-    frames = {name: _frame(con, name, params) for name in REWARD_QUERIES}
+    frames = {name: frame(con, name, params) for name in REWARD_QUERIES}
     return [_reward_run(run, frames) for run in runs]
 
 
@@ -244,7 +244,7 @@ def _chart_block(run: RewardRun, name: str) -> dict[str, Any]:
         "div_id": f"{name}__{run.run_id}",
         "name": name,
         "info": figures.REWARD_CHARTS[name],
-        "figure": _embed(run.figures[name]),
+        "figure": embed(run.figures[name]),
     }
 
 

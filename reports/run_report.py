@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
-from obs.reports.render import _embed, _plotly_script, environment
+from obs.reports.page import embed, environment, plotly_script
 from obs.reports.runs import TRAINING, Analysis, Section, open_runs
 from obs.reports.runs_format import number
 from obs.reports.warehouse import rows, table_names
@@ -477,7 +477,7 @@ def write_run_report(warehouse: Path, analysis: Analysis, out: Path) -> Path:
                         "div_id": div,
                         "name": section.title,
                         "info": {"use_for": drawn.use_for},
-                        "figure": _embed(drawn.figure),
+                        "figure": embed(drawn.figure),
                     }
                 )
             elif drawn is not None:
@@ -498,7 +498,7 @@ def write_run_report(warehouse: Path, analysis: Analysis, out: Path) -> Path:
         .get_template("run_report.html")
         .render(
             title=f"obs: {analysis.name} ({analysis.run_id})",
-            plotly_script=_plotly_script("inline"),
+            plotly_script=plotly_script("inline"),
             analysis=analysis,
             info=info,
             counts=counts,

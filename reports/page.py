@@ -1,0 +1,172 @@
+"""The HTML page machinery every report shares: the Jinja environment and its filters,
+a figure embedded as JSON, the plotly.js script, the reports' SQL, and the
+sections page (one tab per topic, one section per run) the reward and agent
+dashboards write.
+
+Pages are written with autoescaping on: every text from a source (a prompt,
+a response, a run's name) shows as text.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+import plotly.graph_objects as go
+import plotly.io as pio
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
+from obs.reports import figures
+from obs.reports.errors import ReportError
+from obs.reports.warehouse import table_names, unknown_run
+from plotly.offline import get_plotlyjs, get_plotlyjs_version
+
+PLOTLY_CDN = f"https://cdn.plot.ly/plotly-{get_plotlyjs_version()}.min.js"
+
+
+def _fmt_int(value: Any) -> str:
+    return "-" if value is None else f"{int(value):,}"
+
+
+def _fmt_pct(value: Any) -> str:
+    return "-" if value is None else f"{float(value):.1%}"
+
+
+def _fmt_num(value: Any, digits: int = 3) -> str:
+    return "-" if value is None else f"{float(value):.{digits}f}"
+
+
+@functools.cache
+def environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("obs.reports", "templates"),
+        autoescape=select_autoescape(),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["fmt_int"] = _fmt_int
+    env.filters["fmt_pct"] = _fmt_pct
+    env.filters["fmt_num"] = _fmt_num
+    env.globals["advantage_origins"] = list(figures.ADVANTAGE_ORIGINS)
+    env.globals["plotly_theme"] = _theme_json()
+    return env
+
+
+def _theme_json() -> Markup:
+    """The charts' Plotly template as JSON, embedded once per page (see figures.THEME)."""
+    template = pio.templates[figures.THEME].to_plotly_json()
+    return Markup(json.dumps(template, separators=(",", ":")).replace("</", "<\\/"))
+
+
+def query_text(name: str) -> str:
+    return resources.files("obs.reports").joinpath("queries", f"{name}.sql").read_text()
+
+
+def frame(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any]) -> pd.DataFrame:
+    sql = query_text(name)
+    used = {k: v for k, v in params.items() if f"${k}" in sql}
+    return con.execute(sql, used).df()
+
+
+def embed(figure: go.Figure) -> Markup:
+    """The figure as JSON for a ``<script type="application/json">`` block.
+
+    Arrays go out in Plotly's compact binary form (base64 typed arrays). The
+    page draws a chart when its tab is first shown, so a large dashboard
+    paints its first tab without waiting for the other thirteen charts.
+    """
+    content = figure.to_dict()
+    # Plotly stores its default template in every figure; the page applies the
+    # dashboards' own once instead (figures.THEME), and leaving it out saves 7 kB a chart.
+    content["layout"].pop("template", None)
+    text = pio.to_json(content, validate=False)
+    return Markup(text.replace("</", "<\\/"))
+
+
+def plotly_script(plotlyjs: str) -> Markup:
+    if plotlyjs == "cdn":
+        return Markup(f'<script src="{PLOTLY_CDN}"></script>')
+    if plotlyjs != "inline":
+        raise ReportError(f"--plotlyjs {plotlyjs}: choose inline or cdn")
+    return Markup(f"<script>{get_plotlyjs()}</script>")
+
+
+@dataclass(frozen=True)
+class SectionsPage:
+    """What distinguishes one kind of sections page (sections.html) from another."""
+
+    kind: str  # the header's words: "reward monitoring"
+    missing: str  # what a run can lack: "reward data"
+    no_data_block: str  # the data-block of the note shown instead of the tabs
+    section_template: str  # one run's section of one tab
+    assets_template: str  # the page's own styles and scripts
+
+
+def write_sections_page(
+    page: SectionsPage,
+    out: Path,
+    *,
+    title: str,
+    runs: list[dict[str, Any]],
+    tabs: list[dict[str, str]],
+    reason: str | None,
+    without_data: list[str],
+    generated_at: datetime,
+    plotlyjs: str,
+) -> Path:
+    """Write a sections page: every run's section in each tab, or the reason there is none."""
+    html = (
+        environment()
+        .get_template("sections.html")
+        .render(
+            title=title,
+            plotly_script=plotly_script(plotlyjs) if runs else Markup(""),
+            runs=runs,
+            tabs=tabs,
+            reason=reason,
+            without_data=without_data,
+            generated_at=generated_at.strftime("%Y-%m-%d %H:%M UTC"),
+            kind=page.kind,
+            missing=page.missing,
+            no_data_block=page.no_data_block,
+            section_template=page.section_template,
+            assets_template=page.assets_template,
+        )
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(html)
+    return out
+
+
+def choose_runs(
+    con: duckdb.DuckDBPyConnection,
+    warehouse: Path,
+    runs: Sequence[str] | None,
+    with_data: list[str],
+    marts: Sequence[str],
+) -> tuple[list[str], list[str]]:
+    """The asked runs (default: all) that have data, and those that have none.
+
+    A run the warehouse does not know at all (in fct_iteration_summary,
+    dim_runs or ``marts``) is an error naming the runs it knows.
+    """
+    present = table_names(con)
+    known: set[str] = set()
+    for table in ("fct_iteration_summary", "dim_runs", *marts):
+        if table in present:
+            known |= {r[0] for r in con.execute(f"select distinct run_id from {table}").fetchall()}
+    missing = [r for r in runs or () if r not in known]
+    if missing:
+        raise unknown_run(warehouse, missing[0], known)
+    chosen = [r for r in runs or with_data if r in with_data]
+    without = [r for r in runs or () if r not in with_data]
+    return chosen, without
