@@ -52,6 +52,17 @@ def test_meta_every_model_and_column_is_documented(manifest: dict) -> None:
     assert missing == []
 
 
+def test_meta_one_models_yml_per_folder() -> None:
+    """Each folder of models/ documents its models in one `_<folder>__models.yml`."""
+    root = Path(__file__).resolve().parents[2] / "models"
+    crowded = {
+        str(folder.relative_to(root)): sorted(p.name for p in folder.glob("*__models.yml"))
+        for folder in [root, *(p for p in root.rglob("*") if p.is_dir())]
+        if len(list(folder.glob("*__models.yml"))) > 1
+    }
+    assert crowded == {}
+
+
 def test_meta_every_macro_is_documented(manifest: dict) -> None:
     """Every macro of the project has a description in macros/_macros.yml."""
     undocumented = sorted(
