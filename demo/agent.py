@@ -34,7 +34,17 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-RULE = "\u2500" * 80
+from obs.core.agent_log import (
+    ADVANTAGE_TITLE,
+    ALL_FILTERED,
+    GROUP_SUMMARY_TITLE,
+    MISSING_CELL,
+    RUBRIC_TITLE,
+    RULE_CHAR,
+    rule,
+)
+
+RULE = rule()
 EQUALS = "=" * 80
 REASONS = ("answered", "idk", "error", "exhausted")
 
@@ -226,7 +236,7 @@ def write_agent_run(out_dir: Path, spec: AgentSpec | None = None) -> AgentRun:
             f"\u2713 Tokens trained: {trainable}",
             f"\u2713 Total loss: {0.6 - 0.02 * step + 0.05 * rng.random():.4f}",
             "",
-            "\U0001f4ca Group Summary:",
+            GROUP_SUMMARY_TITLE,
             f"  - Total groups: {spec.queries}",
             f"  - Groups kept for training: {kept}",
             f"  - Groups filtered (low variance): {filtered}",
@@ -239,7 +249,7 @@ def write_agent_run(out_dir: Path, spec: AgentSpec | None = None) -> AgentRun:
         ):
             info(text, clock)
         if kept == 0:
-            info("\u26a0\ufe0f  All groups filtered out! Skipping training step.", clock)
+            info(ALL_FILTERED, clock)
         if step % spec.eval_every == 0:
             stats = _eval_stats(rng, step, spec)
             run.eval_accuracy[step] = stats["accuracy"]  # type: ignore[assignment]
@@ -272,11 +282,11 @@ def _group_block(
     log.append(f"   Rewards: mean={mean:.3f}, std={std:.3f}, range=[{min(scores)}, {max(scores)}]")
     turns = max(int(r["num_turns"]) for r in group)  # type: ignore[call-overload]
     header = "Rollout |" + "".join(f" Turn {t:2d} |" for t in range(1, turns + 1))
-    log += [RULE, "\U0001f4ca Turn-by-Turn Advantage Table:", RULE, header, "\u2500" * len(header)]
+    log += [RULE, ADVANTAGE_TITLE, RULE, header, RULE_CHAR * len(header)]
     for index, rollout in enumerate(group):
         advantages = _advantages(rollout, mean, std)
         cells = "".join(
-            f" {advantages[t]:+6.3f} |" if t < len(advantages) else "   ---  |"
+            f" {advantages[t]:+6.3f} |" if t < len(advantages) else MISSING_CELL
             for t in range(turns)
         )
         log.append(f"   {index + 1:2d}  |" + cells)
@@ -340,7 +350,7 @@ def _eval_block(log: list[str], stats: dict[str, object], path: Path) -> None:
         f"   Median reward: {stats['median_reward']}",
         f"   Range: [{stats['min_reward']}, {stats['max_reward']}]",
         "",
-        "\U0001f4ca Detailed Rubric Statistics:",
+        RUBRIC_TITLE,
         f"   Attempted answers: {share('attempted_answer')}",
         f"   Found correct email: {share('found_correct_email')}",
         f"   Read correct email: {share('read_correct_email')}",

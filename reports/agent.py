@@ -18,6 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+from obs.core.agent_log import (
+    ADVANTAGE_TITLE,
+    ALL_FILTERED,
+    GROUP_SUMMARY_TITLE,
+    MISSING_CELL,
+    RUBRIC_TITLE,
+    rule,
+)
 from obs.reports.errors import ReportError
 from obs.reports.runs_format import to_json
 from obs.reports.warehouse import (
@@ -32,13 +40,8 @@ from obs.reports.warehouse import (
 ADVANTAGES, GROUPS, EVALS = "fct_turn_advantages", "fct_group_summary", "fct_eval_steps"
 AGENT_MARTS = (ADVANTAGES, GROUPS, EVALS)
 # The trainer's table rules: 80 box-drawing characters (U+2500), wider for a wider header.
-RULE_WIDTH = 80
-RULE_CHAR = "─"
-ADVANTAGE_TITLE = "📊 Turn-by-Turn Advantage Table:"
-MISSING_CELL = "   ---  |"
-GROUP_SUMMARY_TITLE = "📊 Group Summary:"
-RUBRIC_TITLE = "📊 Detailed Rubric Statistics:"
-ALL_FILTERED = "⚠️  All groups filtered out! Skipping training step."
+# The trainer's block titles and table rules: obs.core.agent_log (shared with
+# the reader and the demo's generator).
 # How many groups `obs show advantages` prints when no --group is given.
 DEFAULT_GROUPS = 3
 # How many values an error message or a "more groups" line lists.
@@ -303,10 +306,6 @@ def load_eval(warehouse: Path, run: str, step: int | None = None) -> EvalSteps:
 
 
 # --------------------------------------------------------------------------- advantages
-
-
-def rule(width: int = RULE_WIDTH) -> str:
-    return RULE_CHAR * max(RULE_WIDTH, width)
 
 
 def advantage_table(group: AdvantageGroup) -> list[str]:

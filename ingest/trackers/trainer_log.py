@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from obs.core.agent_log import ADVANTAGE_TABLE, GROUP_SUMMARY, RUBRIC_STATISTICS
 from obs.ingest.errors import IngestError
 from obs.ingest.schema import EVAL_STEPS, STEP_GROUPS, TURN_ADVANTAGES
 from obs.ingest.trackers.base import RecordBlock, RunHistory, relative_name, safe_run_id
@@ -74,9 +75,9 @@ PARTIAL = "its last line is not complete yet; it lands once it is written"
 # --------------------------------------------------------------------------- lines
 
 MARKERS = (
-    b"Turn-by-Turn Advantage Table",
-    b"Group Summary:",
-    b"Detailed Rubric Statistics",
+    ADVANTAGE_TABLE.encode(),
+    f"{GROUP_SUMMARY}:".encode(),
+    RUBRIC_STATISTICS.encode(),
 )
 GROUPS_MARKER = re.compile(rb"Groups: \d+/\d+ kept")
 # A line outside every block matters only if it holds one of these (cheap, on bytes).
