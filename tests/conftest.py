@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
+import signal
+import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -78,6 +82,43 @@ def lake_rows(lake: Path, table: str = "rollouts", where: str = "true") -> list[
     )
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def lake_query(lake: Path, table: str, sql: str) -> list[tuple]:
+    """``sql`` over a lake table, named ``t`` (Hive partitions on, their values as text)."""
+    pattern = str(lake / table / "*" / "*" / "*.parquet")
+    con = duckdb.connect()
+    try:
+        con.execute(
+            f"create view t as select * from read_parquet('{pattern}', hive_partitioning = true, "
+            "hive_types_autocast = false)"
+        )
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def kill_when(command: list[str], ready: Callable[[], bool], timeout: float = 60.0) -> bool:
+    """Run ``command`` in a process group of its own and SIGKILL the whole group (its
+    workers too) as soon as ``ready()`` holds; True when it was killed, False when it
+    ended first (the caller decides whether that spoils the test)."""
+    process = subprocess.Popen(command, start_new_session=True)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
+        if ready():
+            break
+        time.sleep(0.002)
+    killed = process.poll() is None
+    if killed:
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    return killed
+
+
+def after(seconds: float) -> Callable[[], bool]:
+    """A ``ready`` for kill_when that holds once ``seconds`` have passed."""
+    start = time.monotonic()
+    return lambda: time.monotonic() - start >= seconds
 
 
 def picked_runs(page: str) -> list[str]:

@@ -8,19 +8,16 @@ starts with a rollout number and a bar), the eval files written.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import signal
 import subprocess
-import time
 from pathlib import Path
 
 import duckdb
 import pytest
 from obs.demo.agent import AgentSpec, write_agent_run
 
-from tests.conftest import run_cli
+from tests.conftest import kill_when, lake_query, run_cli
 from tests.faults.conftest import OBS
 
 pytestmark = pytest.mark.integration
@@ -37,18 +34,6 @@ def _cells(text: str) -> int:
     return count
 
 
-def _lake(lake: Path, table: str, sql: str) -> list[tuple]:
-    pattern = str(lake / table / "*" / "*" / "*.parquet")
-    con = duckdb.connect()
-    try:
-        con.execute(
-            f"create view t as select * from read_parquet('{pattern}', hive_partitioning = true)"
-        )
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
 def _ingest_log(lake: Path, log: Path, run: str = "agent") -> str:
     result = run_cli(["--lake", lake, "ingest", "trainer-log", log, "--run", run])
     return result.output + result.stderr
@@ -63,12 +48,12 @@ def test_a_log_growing_while_read_lands_every_cell_once(tmp_path: Path) -> None:
     log.write_text(text[:cut])
     first = _ingest_log(lake, log)
     assert "being written" in first or "not complete yet" in first
-    landed = _lake(lake, "turn_advantages", "select count(*) from t")[0][0]
+    landed = lake_query(lake, "turn_advantages", "select count(*) from t")[0][0]
     assert 0 < landed < _cells(text)
     with log.open("a") as grown:
         grown.write(text[cut:])
     _ingest_log(lake, log)
-    rows, keys = _lake(
+    rows, keys = lake_query(
         lake,
         "turn_advantages",
         "select count(*), count(distinct (step, group_id, sample_idx, turn)) from t",
@@ -76,7 +61,7 @@ def test_a_log_growing_while_read_lands_every_cell_once(tmp_path: Path) -> None:
     assert rows == keys == _cells(text)
     # each step's summary: the step the first ingest saw in part landed again,
     # whole, and its newest version is the complete one
-    newest = _lake(
+    newest = lake_query(
         lake,
         "step_groups",
         "select step, groups_total, finished_early from t "
@@ -101,8 +86,10 @@ def test_copies_of_a_log_and_of_an_eval_folder_land_nothing_again(tmp_path: Path
     evals = run_cli(["--lake", lake, "ingest", "eval-logs", copy / "eval_logs", "--run", "agent"])
     assert "0 records landed" in evals.output, evals.output
     text = (tmp_path / "run" / "train.log").read_text()
-    assert _lake(lake, "turn_advantages", "select count(*) from t") == [(_cells(text),)]
-    assert _lake(lake, "eval_steps", "select count(*) from t where source = 'eval-logs'") == [(2,)]
+    assert lake_query(lake, "turn_advantages", "select count(*) from t") == [(_cells(text),)]
+    assert lake_query(lake, "eval_steps", "select count(*) from t where source = 'eval-logs'") == [
+        (2,)
+    ]
 
 
 def test_odd_bytes_in_eval_files_cost_nothing_good(tmp_path: Path) -> None:
@@ -120,7 +107,7 @@ def test_odd_bytes_in_eval_files_cost_nothing_good(tmp_path: Path) -> None:
     result = run_cli(["--lake", lake, "ingest", "eval-logs", folder, "--run", "odd"])
     assert "2 eval steps landed, 1 rejected" in result.output
     assert "eval_step_0003.json: not valid UTF-8 text" in result.stderr
-    rows = _lake(
+    rows = lake_query(
         lake,
         "eval_steps",
         "select step, accuracy, isnan(avg_reward), num_idk, extra from t order by step",
@@ -157,25 +144,16 @@ def test_kill_9_mid_log_ingest_then_ingest_again(tmp_path: Path) -> None:
     write_agent_run(tmp_path / "run", AgentSpec(steps=400, queries=8, rollouts=8, eval_every=50))
     log, lake = tmp_path / "run" / "train.log", tmp_path / "lake"
     command = [OBS, "--lake", str(lake), "ingest", "trainer-log", str(log), "--run", "r", "-q"]
-    process = subprocess.Popen(command, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and process.poll() is None:
-        if list((lake / "_staging").glob("*/*/part.parquet")):
-            break
-        time.sleep(0.002)
-    killed = process.poll() is None
-    if killed:
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
+    killed = kill_when(command, lambda: bool(list((lake / "_staging").glob("*/*/part.parquet"))))
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    rows, keys = _lake(
+    rows, keys = lake_query(
         lake,
         "turn_advantages",
         "select count(*), count(distinct (step, group_id, sample_idx, turn)) from t",
     )[0]
     assert rows == keys == _cells(log.read_text())
-    assert _lake(lake, "step_groups", "select count(*) from t") == [(400,)]
+    assert lake_query(lake, "step_groups", "select count(*) from t") == [(400,)]
     assert not list((lake / "_staging").glob("*/*"))
     assert killed, "the ingest finished before it could be killed"
 

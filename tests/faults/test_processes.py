@@ -22,7 +22,7 @@ import pytest
 from obs.ingest.landing import FileResult
 from obs.ingest.rollouts import ingest_rollouts
 
-from tests.conftest import run_cli
+from tests.conftest import kill_when, run_cli
 from tests.faults.conftest import (
     OBS,
     assert_lake_sound,
@@ -147,14 +147,6 @@ def test_file_growing_while_ingested_lands_every_line_once(tmp_path: Path) -> No
     assert [n for (n,) in lines] == list(range(1, total + 1))
 
 
-def _wait_for_parts(lake: Path, process: subprocess.Popen, count: int) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and process.poll() is None:
-        if len(list((lake / "rollouts").rglob("part.parquet"))) >= count:
-            return
-        time.sleep(0.005)
-
-
 @pytest.mark.parametrize("workers", [1, 2])
 def test_kill_9_mid_ingest_then_ingest_again(tmp_path: Path, workers: int) -> None:
     dumps, lake, warehouse = tmp_path / "dumps", tmp_path / "lake", tmp_path / "w.duckdb"
@@ -166,11 +158,9 @@ def test_kill_9_mid_ingest_then_ingest_again(tmp_path: Path, workers: int) -> No
         f"ingest_rollouts(Path({str(dumps)!r}), lake=Path({str(lake)!r}), run_id='r', "
         f"workers={workers})",
     ]
-    process = subprocess.Popen(command, start_new_session=True)
-    _wait_for_parts(lake, process, 5)
-    assert process.poll() is None, "the ingest finished before it could be killed"
-    os.killpg(process.pid, signal.SIGKILL)  # the ingest and its worker processes
-    process.wait()
+    # the ingest and its worker processes, once five parts are published
+    killed = kill_when(command, lambda: len(list((lake / "rollouts").rglob("part.parquet"))) >= 5)
+    assert killed, "the ingest finished before it could be killed"
     landed_before = len(list((lake / "rollouts").rglob("part.parquet")))
     assert 5 <= landed_before < 30
     obs(lake, warehouse, "ingest", "rollouts", dumps, "--run", "r", "-q")

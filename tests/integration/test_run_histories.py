@@ -10,10 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import shutil
-import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -21,7 +18,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.conftest import Invoke, run_cli
+from tests.conftest import Invoke, after, kill_when, run_cli
 
 pytestmark = pytest.mark.integration
 
@@ -266,10 +263,7 @@ def test_kill_9_mid_ingest_then_ingest_again(tmp_path: Path) -> None:
         f"ingest_metrics(Path({str(logs)!r}), lake=Path({str(lake)!r}))",
     ]
     for delay in (0.4, 0.8, 1.2, 1.6):
-        process = subprocess.Popen(command, start_new_session=True)
-        time.sleep(delay)
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+        kill_when(command, after(delay))
     run_cli(["--lake", lake, "--warehouse", warehouse, "ingest", "metrics", logs, "-q"])
     assert len(metric_rows(lake)) == written
     assert_one_value_per_key(lake)

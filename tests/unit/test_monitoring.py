@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -683,64 +680,6 @@ def test_debris_of_a_killed_ingest_is_removed(tmp_path: Path, invoke: Invoke, la
     assert payload["samples_landed"] == 3 * 4
     assert not orphan.exists() and not staged.parent.exists()
     assert len(_landed_samples(lake, "r")) == 4 * 3 * 4
-
-
-@pytest.mark.slow
-def test_kill_9_mid_ingest_leaves_no_half_part(tmp_path: Path) -> None:
-    folder, lake = tmp_path / "monitoring_data", tmp_path / "lake"
-    tracker = RewardTracker(["a", "b", "c", "d"], folder, track_distributions=True)
-    rng = np.random.default_rng(3)
-    for step in range(200):
-        tracker.track_step(step, {fn: rng.random(512) for fn in "abcd"})
-    command = [OBS, "--lake", str(lake), "ingest", "monitoring", str(folder), "--run", "r", "-q"]
-    process = subprocess.Popen(command, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and process.poll() is None:
-        if list((lake / "_staging").glob("*/reward_samples.*/part.parquet")):
-            break
-        time.sleep(0.002)
-    killed = process.poll() is None
-    if killed:
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    [(rows, keys)] = _query(
-        lake,
-        "reward_samples",
-        "select count(*), count(distinct (step, reward_function, sample_idx)) from t",
-    )
-    assert (rows, keys) == (200 * 4 * 512, 200 * 4 * 512)
-    assert not list((lake / "_staging").glob("*/*"))
-    assert not [p for p in lake.rglob("*") if p.name.endswith(".tmp")]
-    assert killed, "the ingest finished before it could be killed"
-
-
-@pytest.mark.slow
-def test_a_thousand_steps_of_2048_samples_land_in_bounded_memory(tmp_path: Path) -> None:
-    folder, lake = tmp_path / "monitoring_data", tmp_path / "lake"
-    tracker = RewardTracker(["a", "b", "c", "d"], folder, track_distributions=True)
-    rng = np.random.default_rng(5)
-    for step in range(1000):
-        tracker.track_step(step, {fn: rng.random(512) for fn in "abcd"})
-    tracker.close()
-    # the ingest in a process of its own, its peak resident memory measured by wait4
-    code = (
-        "import resource, subprocess, sys; "
-        "done = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
-        "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); "
-        "print(done.stdout + done.stderr)"
-    )
-    command = [OBS, "--lake", str(lake), "ingest", "monitoring", str(folder), "--run", "r"]
-    done = subprocess.run(
-        [sys.executable, "-c", code, *command], capture_output=True, text=True, timeout=300
-    )
-    status, peak_kb = map(int, done.stdout.split("\n")[0].split())
-    assert status == 0, done.stdout
-    assert "2,048,000 reward samples landed" in done.stdout
-    assert peak_kb < 600 * 1024, f"peak {peak_kb // 1024} MB"
-    [(rows,)] = _query(lake, "reward_samples", "select count(*) from t")
-    assert rows == 2_048_000
 
 
 def test_two_sources_of_one_run_do_not_land_their_attributes_again(
