@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import duckdb
+from tests.conftest import lake_query
 
 OBS = str(Path(sys.executable).parent / "obs")
 
@@ -38,29 +38,17 @@ def dump_folder(folder: Path, iterations: int, prompts: int, samples: int) -> in
     return iterations * prompts * samples
 
 
-def lake_query(lake: Path, sql: str, table: str = "rollouts") -> list[tuple]:
-    """Run ``sql`` over the lake table as ``t`` (Hive partitions on)."""
-    con = duckdb.connect()
-    try:
-        pattern = str(lake / table / "*" / "*" / "*.parquet")
-        con.execute(
-            f"create view t as select * from read_parquet('{pattern}', hive_partitioning = true, "
-            "hive_types_autocast = false)"
-        )
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
 def assert_lake_sound(lake: Path, expected_rows: int) -> None:
     """Exactly ``expected_rows`` rollouts, keys unique, samples numbered 0..n-1 per group."""
     [(rows, keys)] = lake_query(
         lake,
+        "rollouts",
         "select count(*), count(distinct (run_id, iteration, prompt_hash, sample_idx)) from t",
     )
     assert (rows, keys) == (expected_rows, expected_rows)
     gaps = lake_query(
         lake,
+        "rollouts",
         "select run_id, iteration, prompt_hash from t group by all "
         "having max(sample_idx) != count(*) - 1 or min(sample_idx) != 0",
     )

@@ -22,12 +22,11 @@ import pytest
 from obs.ingest.landing import FileResult
 from obs.ingest.rollouts import ingest_rollouts
 
-from tests.conftest import kill_when, run_cli
+from tests.conftest import kill_when, lake_query, run_cli
 from tests.faults.conftest import (
     OBS,
     assert_lake_sound,
     dump_folder,
-    lake_query,
     line,
     obs,
     write_dump,
@@ -143,7 +142,7 @@ def test_file_growing_while_ingested_lands_every_line_once(tmp_path: Path) -> No
     ingest_rollouts(dumps, lake=lake, run_id="r", workers=1)
     assert rounds >= 2
     assert_lake_sound(lake, total)
-    lines = lake_query(lake, "select source_line from t order by 1")
+    lines = lake_query(lake, "rollouts", "select source_line from t order by 1")
     assert [n for (n,) in lines] == list(range(1, total + 1))
 
 

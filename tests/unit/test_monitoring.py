@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import numpy as np
 import pytest
 from obs.ingest import history as histories
@@ -23,7 +22,7 @@ from obs.ingest.trackers import reward_monitor
 from obs.monitor import RewardTracker
 from obs.monitor import format as monitoring_format
 
-from tests.conftest import Invoke
+from tests.conftest import Invoke, lake_query
 
 FUNCTIONS = ["format_exact", "answer_match", "length_ok"]
 OBS = str(Path(sys.executable).parent / "obs")
@@ -81,29 +80,15 @@ def _file_points(folder: Path) -> dict[tuple[int, str], float]:
     return points
 
 
-def _query(lake: Path, table: str, sql: str) -> list[tuple]:
-    """``sql`` over the lake table as ``t`` (Hive partitions on)."""
-    con = duckdb.connect()
-    try:
-        pattern = lake / table / "*" / "*" / "*.parquet"
-        con.execute(
-            f"create view t as select * from read_parquet('{pattern}', hive_partitioning = true, "
-            "hive_types_autocast = false)"
-        )
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
 def _landed_points(lake: Path, run: str) -> dict[tuple[int, str], float]:
-    rows = _query(lake, "metrics", f"select step, key, value from t where run_id = '{run}'")
+    rows = lake_query(lake, "metrics", f"select step, key, value from t where run_id = '{run}'")
     points = {(step, key): value for step, key, value in rows}
     assert len(points) == len(rows), "a (step, key) landed twice"
     return points
 
 
 def _landed_samples(lake: Path, run: str) -> dict[tuple[int, str, int], float]:
-    rows = _query(
+    rows = lake_query(
         lake,
         "reward_samples",
         f"select step, reward_function, sample_idx, reward from t where run_id = '{run}'",
@@ -114,7 +99,9 @@ def _landed_samples(lake: Path, run: str) -> dict[tuple[int, str, int], float]:
 
 
 def _rejects(lake: Path) -> list[tuple[str, str, int, str]]:
-    rows = _query(lake, "_rejects", "select table_name, source_file, source_line, reason from t")
+    rows = lake_query(
+        lake, "_rejects", "select table_name, source_file, source_line, reason from t"
+    )
     return sorted((table, Path(file).name, line, reason) for table, file, line, reason in rows)
 
 
@@ -340,9 +327,9 @@ def test_written_run_lands_every_value_once(tmp_path: Path, invoke: Invoke, lake
         for fn, values in rewards.items()
         for idx, value in enumerate(values)
     }
-    [(source,)] = _query(lake, "reward_samples", "select distinct source from t")
+    [(source,)] = lake_query(lake, "reward_samples", "select distinct source from t")
     assert source == "reward-monitor"
-    files = _query(lake, "reward_samples", "select distinct source_file from t where step = 7")
+    files = lake_query(lake, "reward_samples", "select distinct source_file from t where step = 7")
     assert files == [(str((folder / "step_000007.json").resolve()),)]
 
     again = _ingest(invoke, folder, "--run", "grpo-1")
@@ -365,7 +352,7 @@ def test_metrics_command_finds_the_folder_and_names_the_run_after_it(
     result = invoke(["ingest", "metrics", folder])
     assert result.stdout.startswith("run monitoring_data: ")
     assert " points and 24 reward samples landed, 0 rejected, from 1 source" in result.stdout
-    [(runs,)] = _query(lake, "reward_samples", "select count(distinct run_id) from t")
+    [(runs,)] = lake_query(lake, "reward_samples", "select count(distinct run_id) from t")
     assert runs == 1
     line = invoke(["ingest", "monitoring", folder]).stdout
     assert line.startswith("run monitoring_data: 0 points and 0 reward samples landed")
@@ -470,7 +457,9 @@ def test_final_metrics_fill_the_steps_without_a_file(
             assert held[key] == pytest.approx(metrics[key], rel=1e-12), (step, key)
     # a step with its file keeps the file's values, every key of them
     assert {k for (s, k) in points if s == 14} == set(written[14][0]) | {"timestamp"}
-    [(state, config, landed_summary)] = _query(lake, "runs", "select state, config, summary from t")
+    [(state, config, landed_summary)] = lake_query(
+        lake, "runs", "select state, config, summary from t"
+    )
     assert state == "finished"
     assert json.loads(config) == {
         "reward_function_names": FUNCTIONS,
@@ -635,7 +624,7 @@ def test_a_step_file_written_again_lands_its_new_samples(
     assert payload["rows_rejected"] == 0
     assert "1 reward-sample blocks (step, function) differ" in payload["file_results"][0]["note"]
     # the newest part of each (step, function) is the value (as stg_reward_samples reads it)
-    newest = _query(
+    newest = lake_query(
         lake,
         "reward_samples",
         "select sample_idx, reward from t where step = 1 and reward_function = 'answer_match' "
@@ -643,7 +632,7 @@ def test_a_step_file_written_again_lands_its_new_samples(
         "order by ingested_at desc) = 1 order by sample_idx",
     )
     assert newest == [(0, 9.0), (1, 8.0), (2, 7.0), (3, 6.0)]
-    [(rows,)] = _query(lake, "reward_samples", "select count(*) from t")
+    [(rows,)] = lake_query(lake, "reward_samples", "select count(*) from t")
     assert rows == 3 * 3 * 4 + 4
 
 
@@ -696,5 +685,5 @@ def test_two_sources_of_one_run_do_not_land_their_attributes_again(
         invoke(["ingest", "metrics", log, "--run", "r", "-q"])
         invoke(["ingest", "monitoring", folder, "--run", "r", "-q"])
         log.write_text(f'{{"step": 0, "loss": 0.5}}\n{{"step": {round_ + 1}, "loss": 0.4}}\n')
-    rows = _query(lake, "runs", "select source_file, count(*) from t group by 1 order by 1")
+    rows = lake_query(lake, "runs", "select source_file, count(*) from t group by 1 order by 1")
     assert rows == [(str(log.resolve()), 1), (str(folder.resolve()), 1)]
