@@ -205,8 +205,8 @@ def test_two_ingests_at_once_land_and_report_each_row_once(tmp_path: Path) -> No
 def test_a_worker_killed_mid_ingest_costs_nothing(tmp_path: Path) -> None:
     """A worker process dying (out of memory, say) has its file read by the ingest itself."""
     dumps, lake, warehouse = tmp_path / "dumps", tmp_path / "lake", tmp_path / "w.duckdb"
-    padding = "x" * 4000  # 30 files of ~1 MB: enough for worker processes
-    for iteration in range(30):
+    padding = "x" * 4000  # 60 files of ~1 MB: enough for worker processes, and time
+    for iteration in range(60):
         rows = [line(f"p{p}", p % 2, step=iteration, pad=padding) for p in range(250)]
         write_dump(dumps / f"{iteration}.jsonl", rows)
     command = [OBS, "--lake", str(lake), "--warehouse", str(warehouse), "ingest", "rollouts"]
@@ -221,7 +221,7 @@ def test_a_worker_killed_mid_ingest_costs_nothing(tmp_path: Path) -> None:
         ).stdout.split()
         victim = int(found[0]) if found else None
     assert victim is not None, "no worker process was seen"
-    time.sleep(0.3)
+    time.sleep(0.05)  # it has taken a file by now (the ingest needs about a second)
     os.kill(victim, signal.SIGKILL)
     assert process.wait(timeout=120) == 0
-    assert_lake_sound(lake, 30 * 250)
+    assert_lake_sound(lake, 60 * 250)

@@ -20,7 +20,7 @@ from typing import Any
 import duckdb
 import pytest
 from obs.demo.rollouts import DemoSpec, write_demo_run
-from obs.runner.build import BuildFailed, build_warehouse
+from obs.runner.build import BuildFailed, build
 from obs.runner.dbt import Dbt
 
 from tests.conftest import run_cli
@@ -38,11 +38,15 @@ def _dbt_build(lake: Path, warehouse: Path) -> list[str]:
 
 
 def _obs_build(lake: Path, warehouse: Path) -> tuple[int, list[str]]:
-    """`obs build`: the models it ran and its failure lines."""
+    """`obs build` on obs's executor (never its fallback to dbt): the models it ran and
+    its failure lines."""
     try:
-        return build_warehouse(warehouse, lake), []
+        done = build(Dbt(warehouse, lake))
     except BuildFailed as failed:
+        assert str(failed).startswith("build failed ("), "dbt built, not obs's executor"
         return -1, sorted(failed.failures)
+    assert done.engine == "obs", "obs build fell back to dbt: the parity would be dbt's own"
+    return done.models, []
 
 
 def _relations(con: duckdb.DuckDBPyConnection) -> dict[str, str]:

@@ -125,7 +125,6 @@ def _changed_filter(dbt, session, prompts, lookback_seconds):
 def model(dbt, session):
     dbt.config(
         materialized="incremental",
-        incremental_strategy="delete+insert",
         unique_key=["run_id", "iteration"],
     )
     k = int(dbt.config.get("kmeans_clusters") or 4)

@@ -1,7 +1,6 @@
 {{
     config(
         materialized='incremental',
-        incremental_strategy='delete+insert',
         unique_key=['run_id', 'iteration'],
     )
 }}
