@@ -191,12 +191,74 @@ def test_meta_stg_rollouts_lists_the_lake_schema(manifest: dict, tmp_path: Path)
 
 @pytest.mark.parametrize("table", ["eval_steps", "step_groups", "turn_advantages"])
 def test_meta_record_staging_lists_the_lake_schema(manifest: dict, table: str) -> None:
-    """A keyed-record table's staging view and its yml list schema.py's columns."""
+    """A keyed-record table's staging yml documents schema.py's columns (the view's
+    declaration is checked for every lake table below)."""
     from obs.ingest.schema import RECORD_TABLES, RUN_PARTITION, TIME_PARTITION
 
     expected = {RUN_PARTITION, TIME_PARTITION, *RECORD_TABLES[table].names}
     [model] = [m for m in _models(manifest) if m["name"] == f"stg_{table}"]
     assert set(model["columns"]) == expected
+
+
+def _duckdb_type(kind: object) -> str:
+    """The DuckDB type staging declares for an Arrow type of ingest/schema.py."""
+    import pyarrow as pa
+
+    assert isinstance(kind, pa.DataType)
+    if pa.types.is_list(kind):
+        return _duckdb_type(kind.value_type) + "[]"
+    if pa.types.is_map(kind):
+        return f"map({_duckdb_type(kind.key_type)}, {_duckdb_type(kind.item_type)})"
+    simple = {
+        pa.string(): "varchar",
+        pa.int64(): "bigint",
+        pa.int32(): "integer",
+        pa.float64(): "double",
+        pa.bool_(): "boolean",
+        pa.timestamp("us"): "timestamp",
+    }
+    return simple[kind]
+
+
+LAKE_TABLES = [
+    "rollouts",
+    "metrics",
+    "runs",
+    "reward_samples",
+    "eval_steps",
+    "step_groups",
+    "turn_advantages",
+]
+
+
+@pytest.mark.parametrize("table", LAKE_TABLES)
+def test_meta_every_staging_view_declares_the_lake_schema(table: str) -> None:
+    """ingest/schema.py is the one definition of every lake table: its staging view
+    declares the same columns with the same types (the empty relation a lake without
+    the table reads as, and the names the view reads), partitions included."""
+    from obs.ingest import schema
+
+    specs = {
+        "rollouts": schema.ROLLOUT_TABLE,
+        "metrics": schema.METRIC_TABLE,
+        "runs": schema.RUN_TABLE,
+        "reward_samples": schema.REWARD_SAMPLE_TABLE,
+        **schema.RECORD_TABLES,
+    }
+    expected = {
+        schema.RUN_PARTITION: "varchar",
+        schema.TIME_PARTITION: "varchar",
+        **{column.name: _duckdb_type(column.type) for column in specs[table].columns},
+    }
     sql = (project_dir() / "models" / "staging" / "lake" / f"stg_{table}.sql").read_text()
-    declared = set(re.findall(r"'(\w+)': '\w+(?:\[\])?'", sql))
-    assert declared == expected
+    block = re.search(r"lake_source\('" + table + r"', \{(.*?)\}\)", sql, flags=re.S)
+    assert block, f"stg_{table} reads the lake through lake_source"
+    declared = dict(re.findall(r"'(\w+)': '([^']+)'", block.group(1)))
+    assert declared == expected and len(declared) > 5
+
+
+def test_meta_the_lake_sources_are_the_lake_tables() -> None:
+    """Every lake table has a source (and so the staging view above), and no more."""
+    from obs.runner.build import lake_sources
+
+    assert sorted(lake_sources()) == sorted(LAKE_TABLES)
