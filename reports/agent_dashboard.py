@@ -54,6 +54,8 @@ AGENT_QUERIES = (
     "agent_turn_summary",
     "agent_advantage_cells",
 )
+# Every query the agent dashboard runs (its dbt exposure lists the marts they read).
+PAGE_QUERIES = (*AGENT_QUERIES, "agent_runs")
 HEATMAP_ITERATIONS = 20  # iterations (all their groups) the group selector holds, the latest
 HEATMAP_CELLS = 150_000  # ... fewer when their cells would pass this (a few MB of JSON)
 TEXT_CELLS = 160  # the group heatmap writes each cell's value up to this many cells

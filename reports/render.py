@@ -63,6 +63,8 @@ QUERIES = (
 )
 # The run comparison's queries (two or more runs with rollouts).
 COMPARE_QUERIES = ("compare_iterations", "compare_prompts", "compare_instructions")
+# Every query the training dashboard runs (its dbt exposure lists the marts they read).
+PAGE_QUERIES = (*QUERIES, *COMPARE_QUERIES, "dashboard_settings", "plateau")
 HEATMAP_ROWS = 200  # prompts in each prompt heatmap: the most informative
 SCATTER_POINTS = 3000  # points in each scatter (sample efficiency, V_i vs S_i)
 PLATEAU_BARS = 300  # prompts in the plateau chart: the lowest recent variance
