@@ -27,7 +27,6 @@ import json
 import logging
 import re
 import tempfile
-import time
 import types
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -137,12 +136,6 @@ def quote_text(value: str) -> str:
 
 
 @dataclass
-class NodeFailure:
-    node: Node
-    lines: list[str]
-
-
-@dataclass
 class Outcome:
     models_run: int = 0
     passed: int = 0
@@ -184,7 +177,7 @@ class Executor:
             "order by schema_name, table_name, column_index"
         ).fetchall():
             self.columns.setdefault((schema, name), []).append(column)
-        self.lookups: dict[tuple, list[tuple]] = {}
+        self.lookups: dict[str, list[tuple]] = {}
         self.existing_views = {
             (schema, name)
             for schema, name in con.execute(
@@ -250,10 +243,10 @@ class Executor:
             )
             # Models downstream of one lookup with the same changes ask the
             # same question: ask DuckDB once.
-            rows = self.lookups.get((query,))
+            rows = self.lookups.get(query)
             if rows is None:
                 rows = self.con.execute(query).fetchall()
-                self.lookups[(query,)] = rows
+                self.lookups[query] = rows
             for row in rows:
                 values = by_run.setdefault(row[0], [])
                 value = row[1] if len(grain) > 1 else None
@@ -461,7 +454,3 @@ def node_parent_relation(plan: Plan, node: Node) -> str:
     if len(parents) != 1:
         raise ValueError(f"{node.name}: an incremental Python model reads one model")
     return parents[0].relation
-
-
-def timed(outcome: Outcome, key: str, started: float) -> None:
-    outcome.seconds[key] = time.perf_counter() - started

@@ -81,13 +81,6 @@ class Plan:
     # lake table -> the models that read it directly (staging)
     lake_tables: list[str]
 
-    def children(self) -> dict[str, list[str]]:
-        found: dict[str, list[str]] = {uid: [] for uid in self.nodes}
-        for node in self.nodes.values():
-            for parent in node.parents:
-                found.setdefault(parent, []).append(node.unique_id)
-        return found
-
     def downstream_of_tables(self, tables: Sequence[str]) -> set[str]:
         """The models (and seeds) downstream of these lake tables, themselves included."""
         wanted = set(tables)

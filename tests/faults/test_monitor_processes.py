@@ -20,13 +20,19 @@ from tests.conftest import kill_when, lake_query
 OBS = str(Path(sys.executable).parent / "obs")
 
 
+def _monitor_folder(folder: Path, steps: int, seed: int) -> RewardTracker:
+    """A reward monitor's folder: ``steps`` steps of four functions x 512 samples."""
+    tracker = RewardTracker(["a", "b", "c", "d"], folder, track_distributions=True)
+    rng = np.random.default_rng(seed)
+    for step in range(steps):
+        tracker.track_step(step, {fn: rng.random(512) for fn in "abcd"})
+    return tracker
+
+
 @pytest.mark.slow
 def test_kill_9_mid_ingest_leaves_no_half_part(tmp_path: Path) -> None:
     folder, lake = tmp_path / "monitoring_data", tmp_path / "lake"
-    tracker = RewardTracker(["a", "b", "c", "d"], folder, track_distributions=True)
-    rng = np.random.default_rng(3)
-    for step in range(200):
-        tracker.track_step(step, {fn: rng.random(512) for fn in "abcd"})
+    _monitor_folder(folder, steps=200, seed=3)
     command = [OBS, "--lake", str(lake), "ingest", "monitoring", str(folder), "--run", "r", "-q"]
     staged = lake / "_staging"
     killed = kill_when(command, lambda: bool(list(staged.glob("*/reward_samples.*/part.parquet"))))
@@ -46,11 +52,7 @@ def test_kill_9_mid_ingest_leaves_no_half_part(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_a_thousand_steps_of_2048_samples_land_in_bounded_memory(tmp_path: Path) -> None:
     folder, lake = tmp_path / "monitoring_data", tmp_path / "lake"
-    tracker = RewardTracker(["a", "b", "c", "d"], folder, track_distributions=True)
-    rng = np.random.default_rng(5)
-    for step in range(1000):
-        tracker.track_step(step, {fn: rng.random(512) for fn in "abcd"})
-    tracker.close()
+    _monitor_folder(folder, steps=1000, seed=5).close()
     # the ingest in a process of its own, its peak resident memory measured by wait4
     code = (
         "import resource, subprocess, sys; "
