@@ -9,11 +9,11 @@ does not hold yet; a copy of a landed source lands nothing; a grown source
 lands its new steps. Within one source a key logged twice at one step keeps
 the last value (a restarted trainer logs the steps after its checkpoint again).
 
-The rest is the landing core's: one ingest of a run at a time (its lock),
-the debris of a killed ingest removed, parts staged and published by atomic
-rename, then recorded in the run's manifest; damaged records go to
-``_rejects`` with file, line and reason while the rest lands; ``strict``
-publishes nothing unless every source is clean.
+The rest is the run writer's (``writer.py``), as for rollouts: one ingest of a
+run at a time (its lock), the debris of a killed ingest removed, parts staged
+and published by atomic rename, then recorded in the run's manifest, the skip
+index; damaged records go to ``_rejects`` with file, line and reason while the
+rest lands; ``strict`` publishes nothing unless every source is clean.
 
 A run's attributes (name, state, tags, config, summary, ...) land in ``runs``
 as one row each time they change; the newest row wins in ``stg_runs``.
@@ -38,11 +38,9 @@ import importlib
 import json
 import logging
 import math
-import os
-import uuid
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -53,8 +51,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from obs.ingest import lake as lake_files
 from obs.ingest.errors import IngestError
-from obs.ingest.lake import Clock, ManifestEntry, Staging
-from obs.ingest.landing import FileResult, IngestResult
+from obs.ingest.lake import ManifestEntry
 from obs.ingest.schema import (
     METRIC_TABLE,
     METRICS,
@@ -74,6 +71,14 @@ from obs.ingest.trackers.base import (
     SampleBlock,
     clean_text,
 )
+from obs.ingest.writer import (
+    WRITE_OPTIONS,
+    FileResult,
+    IngestResult,
+    LakeWriter,
+    RunLanding,
+    SourceIndex,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -88,9 +93,6 @@ READERS = (
     "eval_logs",
     "trainer_log",
 )
-TABLES = [METRICS, RUNS, REJECTS, REWARD_SAMPLES, *RECORD_TABLES]
-SOURCES = "_sources"  # per source: the stat it had when it last landed, and its runs
-WRITE_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 1}
 # Reward samples are written in row groups of about this many rows, dictionary
 # encoding only the text columns (a dictionary of rewards costs memory and gains little).
 SAMPLE_CHUNK_ROWS = 1 << 17
@@ -155,23 +157,6 @@ def plan(path: Path, fmt: str = "auto") -> list[Source]:
 # --------------------------------------------------------------------------- one run's landing
 
 
-@dataclass
-class _Landing:
-    """One run's staged parts of this call, published together (or not, under --strict)."""
-
-    run_id: str
-    staging: Staging
-    clock: Clock
-    entries: list[ManifestEntry]
-    con: Any  # a DuckDB connection of this call (compares points with the lake's)
-    staged: list[tuple[ManifestEntry, list[tuple[str, Path]]]] = field(default_factory=list)
-
-    def parts(self, lake: Path, table: str) -> list[str]:
-        """The run's parts of ``table``: landed before this call, and staged in it."""
-        staged = [str(path) for _, paths in self.staged for name, path in paths if name == table]
-        return _landed_parts(lake, table, self.entries) + staged
-
-
 def _digest(files: list[Path]) -> tuple[int, int, str]:
     """Total size, newest mtime and a hash of the listing (name, size, mtime) of ``files``."""
     hasher = hashlib.sha1()
@@ -195,13 +180,6 @@ def _points(history: RunHistory) -> pa.Table:
             "ord": pa.array(range(history.points), pa.int64()),
         }
     )
-
-
-def _landed_parts(lake: Path, table: str, entries: list[ManifestEntry]) -> list[str]:
-    """The run's published parts of ``table``, oldest first (``ingested_at=`` sorts by time)."""
-    prefix = table + "/"
-    parts = {part for entry in entries for part in entry.parts if part.startswith(prefix)}
-    return [str(lake / part) for part in sorted(parts) if (lake / part).is_file()]
 
 
 def _new_points(con: Any, history: RunHistory, parts: list[str]) -> tuple[pa.Table, int, int, int]:
@@ -331,11 +309,10 @@ def _new_samples(con: Any, history: RunHistory, parts: list[str]) -> tuple[list[
 
 
 def _stage_samples(
-    folder: Path, blocks: list[SampleBlock], source: str, origin: str
+    landing: RunLanding, blocks: list[SampleBlock], source: str, origin: str
 ) -> tuple[Path, int]:
     """Stage ``blocks`` as one reward_samples part, written a row group at a time; its rows."""
-    path = folder / f"{REWARD_SAMPLES}.{uuid.uuid4().hex[:12]}" / "part.parquet"
-    path.parent.mkdir(parents=True)
+    path = landing.part_path(REWARD_SAMPLES)
     schema = REWARD_SAMPLE_TABLE.schema
     rows = 0
     with pq.ParquetWriter(path, schema, **SAMPLE_WRITE_OPTIONS) as writer:
@@ -461,7 +438,7 @@ def record_hash(block: RecordBlock) -> str:
 
 
 def _new_records(
-    history: RunHistory, landing: _Landing, lake: Path
+    history: RunHistory, landing: RunLanding
 ) -> tuple[dict[str, list[tuple[RecordBlock, str]]], int]:
     """Per record table, the blocks to land (with their hashes); and how many replace one.
 
@@ -478,7 +455,7 @@ def _new_records(
     for table in sorted({t for t, _ in latest}):
         keys = RECORD_KEYS[table]
         newest: dict[tuple[Any, ...], str] = {}
-        for part in landing.parts(lake, table):  # oldest first
+        for part in landing.parts(table):  # oldest first
             held = pq.read_table(part, columns=[*keys, "source", "record_hash"]).to_pylist()
             for row in held:
                 if row["source"] == history.source:
@@ -524,27 +501,18 @@ def _new_rejects(history: RunHistory, parts: list[str]) -> list[HistoryReject]:
     ]
 
 
-def _stage(folder: Path, name: str, table: pa.Table) -> Path:
-    path = folder / f"{name}.{uuid.uuid4().hex[:12]}" / "part.parquet"
-    path.parent.mkdir(parents=True)
-    pq.write_table(table, path, **WRITE_OPTIONS)
-    return path
-
-
 def _land_one(
     history: RunHistory,
     source: Source,
-    landing: _Landing,
-    lake: Path,
+    landing: RunLanding,
+    con: Any,
     stat: tuple[int, int, str],
 ) -> FileResult:
     """Stage one history's new points, run row and rejects; its result."""
     origin = str(source.origin.resolve())
-    result = HistoryFileResult(source.origin, landing.run_id)
-    fresh, repeated, distinct, changed = _new_points(
-        landing.con, history, landing.parts(lake, METRICS)
-    )
-    new_blocks, replaced = _new_samples(landing.con, history, landing.parts(lake, REWARD_SAMPLES))
+    result = FileResult(source.origin, landing.run_id)
+    fresh, repeated, distinct, changed = _new_points(con, history, landing.parts(METRICS))
+    new_blocks, replaced = _new_samples(con, history, landing.parts(REWARD_SAMPLES))
     staged: list[tuple[str, Path]] = []
     if fresh.num_rows:
         table = pa.table(
@@ -558,12 +526,12 @@ def _land_one(
             },
             schema=METRIC_TABLE.schema,
         )
-        staged.append((METRICS, _stage(landing.staging.root, METRICS, table)))
+        staged.append((METRICS, landing.stage(METRICS, table)))
     samples_landed = 0
     sample_steps: list[int] = []
     if new_blocks:
         blocks = [history.samples[n] for n in new_blocks]
-        path, samples_landed = _stage_samples(landing.staging.root, blocks, history.source, origin)
+        path, samples_landed = _stage_samples(landing, blocks, history.source, origin)
         staged.append((REWARD_SAMPLES, path))
         sample_steps = [blocks[0].step, blocks[-1].step, *(b.step for b in blocks)]
     row = _run_row(history, origin)
@@ -571,20 +539,20 @@ def _land_one(
     says_something = (
         history.points or history.samples or history.config or history.summary or history.state
     )
-    records, records_replaced = _new_records(history, landing, lake)
+    records, records_replaced = _new_records(history, landing)
     record_rows = 0
     record_steps: list[int] = []
     for record_table, kept in records.items():
         staged_table = _records_table(record_table, kept, history.source)
-        staged.append((record_table, _stage(landing.staging.root, record_table, staged_table)))
+        staged.append((record_table, landing.stage(record_table, staged_table)))
         record_rows += staged_table.num_rows
         result.records_landed[record_table] = len(kept)
         record_steps += [s for s in staged_table.column("step").to_pylist() if s is not None]
     says_something = says_something or bool(history.records)
-    if says_something and row["record_hash"] not in _held_hashes(landing.parts(lake, RUNS)):
+    if says_something and row["record_hash"] not in _held_hashes(landing.parts(RUNS)):
         table = pa.Table.from_pylist([row], schema=RUN_TABLE.schema)
-        staged.append((RUNS, _stage(landing.staging.root, RUNS, table)))
-    fresh_rejects = _new_rejects(history, landing.parts(lake, REJECTS))
+        staged.append((RUNS, landing.stage(RUNS, table)))
+    fresh_rejects = _new_rejects(history, landing.parts(REJECTS))
     if fresh_rejects:
         rejects = pa.table(
             {
@@ -596,7 +564,7 @@ def _land_one(
             },
             schema=REJECT_TABLE.schema,
         )
-        staged.append((REJECTS, _stage(landing.staging.root, REJECTS, rejects)))
+        staged.append((REJECTS, landing.stage(REJECTS, rejects)))
     steps = fresh.column("step").to_pylist() if fresh.num_rows else []
     steps += sample_steps
     steps += [min(record_steps), max(record_steps)] if record_steps else []
@@ -621,7 +589,7 @@ def _land_one(
     )
     if staged:  # a source that adds nothing leaves the manifest as it was
         landing.entries.append(entry)
-        landing.staged.append((entry, staged))
+        landing.add(entry, staged)
     result.rows_landed = fresh.num_rows + samples_landed + record_rows
     result.samples_landed = samples_landed
     result.record_rows = record_rows
@@ -661,68 +629,9 @@ def _land_one(
     return result
 
 
-def _open_landing(lake: Path, run_id: str, con: Any) -> _Landing:
-    """A run's landing, with the run's lock held: its manifest read, a dead ingest's debris gone."""
-    entries = lake_files.read_manifest(lake, run_id)
-    known = {part for e in entries for part in e.parts}
-    removed = lake_files.remove_debris(lake, run_id, TABLES, known)
-    if removed:
-        logger.warning("run %s: removed %d parts a killed ingest left", run_id, removed)
-    clock = Clock(lake_files.last_publish_time(lake, run_id, TABLES))
-    return _Landing(run_id, Staging(lake, run_id), clock, entries, con)
-
-
-def _publish(lake: Path, landing: _Landing) -> None:
-    """Publish every staged part of the run, then record them (one manifest file)."""
-    entries = []
-    for entry, staged in landing.staged:
-        for table, path in staged:
-            entry.parts.append(lake_files.publish(lake, table, landing.run_id, path, landing.clock))
-        entry.recorded_at = lake_files.utc_now()
-        entries.append(entry)
-    lake_files.write_manifest(lake, landing.run_id, entries)
-    lake_files.compact_manifest(lake, landing.run_id)
-
-
-@dataclass
-class HistoryFileResult(FileResult):
-    """One source's outcome; ``rows_landed`` counts its points, reward samples and record rows."""
-
-    samples_landed: int = 0
-    reject_lines: list[int] = field(default_factory=list)  # beside reject_reasons
-    record_rows: int = 0
-    records_landed: Counter[str] = field(default_factory=Counter)  # blocks, per table
-
-
-@dataclass
-class HistoryResult(IngestResult):
-    """An ingest's outcome, plus what the sources held that is not a metric."""
-
-    skipped: Counter[str] = field(default_factory=Counter)
-    sources: int = 0
-    runs: list[str] = field(default_factory=list)
-
-    @property
-    def samples_landed(self) -> int:
-        """Reward samples landed (``rows_landed`` counts them too)."""
-        return sum(getattr(f, "samples_landed", 0) for f in self.files)
-
-    @property
-    def record_rows(self) -> int:
-        """Rows of keyed-record tables landed (``rows_landed`` counts them too)."""
-        return sum(getattr(f, "record_rows", 0) for f in self.files)
-
-    @property
-    def records_landed(self) -> Counter[str]:
-        """Records (blocks) landed, per table."""
-        total: Counter[str] = Counter()
-        for f in self.files:
-            total.update(getattr(f, "records_landed", Counter()))
-        return total
-
-    @property
-    def points_landed(self) -> int:
-        return self.rows_landed - self.samples_landed - self.record_rows
+def _index_key(source: Source, run_id: str | None) -> str:
+    """The source's name in the skip index: its format, path and ``--run``."""
+    return f"{source.format}\0{source.origin.resolve()}\0{run_id or ''}"
 
 
 def land_histories(
@@ -733,25 +642,29 @@ def land_histories(
     run_id: str | None = None,
     strict: bool = False,
     on_source: Callable[[FileResult], None] | None = None,
-) -> HistoryResult:
+) -> IngestResult:
     """Read every source and land each run's new points (see the module docstring)."""
     if run_id is not None:
         lake_files.check_run_id(run_id)
+    index = SourceIndex(lake)
     results: list[FileResult] = []
     skipped: Counter[str] = Counter()
     read: list[tuple[Source, tuple[int, int, str], RunHistory]] = []
     done: list[tuple[Source, tuple[int, int, str]]] = []
     unchanged_runs: set[str] = set()
+
+    def report(result: FileResult) -> None:
+        results.append(result)
+        if on_source is not None:
+            on_source(result)
+
     for source in sources:
         stat = _digest(source.reader.stat_files(source.format, source.origin))
-        recorded = _recorded_runs(lake, source, run_id, stat)
-        if recorded is not None:
-            unchanged_runs.update(recorded)
-            result = FileResult(source.origin, ", ".join(recorded), "unchanged")
-            result.note = "already ingested"
-            results.append(result)
-            if on_source is not None:
-                on_source(result)
+        indexed = index.unchanged(_index_key(source, run_id), stat)
+        if indexed is not None:
+            unchanged_runs.update(indexed.runs)
+            named = ", ".join(indexed.runs)
+            report(FileResult(source.origin, named, "unchanged", note="already ingested"))
             continue
         try:
             histories = source.reader.read(source.format, source.origin, root)
@@ -762,9 +675,7 @@ def land_histories(
             else:
                 logger.debug("reading %s failed", source.origin, exc_info=True)
                 result.note = f"could not be read ({type(exc).__name__}: {exc}); nothing landed"
-            results.append(result)
-            if on_source is not None:
-                on_source(result)
+            report(result)
             continue
         for history in histories:
             skipped.update(history.skipped)
@@ -775,130 +686,39 @@ def land_histories(
     for source, stat, history in read:
         # A source that landed before as one run keeps that run's id, however
         # PATH names it now (a TensorBoard folder's id is its path under PATH).
-        earlier = _landed_as(lake, source) if per_source[id(source)] == 1 else None
+        alone = per_source[id(source)] == 1
+        earlier = index.landed_as(_index_key(source, None)) if alone else None
         target = run_id or earlier or history.run_id
         try:
             lake_files.check_run_id(target, origin="its run id")
         except IngestError as exc:
-            result = FileResult(source.origin, target, "unreadable", note=f"{exc}; pass --run")
-            results.append(result)
+            note = f"{exc}; pass --run"
+            results.append(FileResult(source.origin, target, "unreadable", note=note))
             continue
         by_run.setdefault(target, []).append((source, stat, history))
     import duckdb
 
     con = duckdb.connect()
-    landings: list[_Landing] = []
     try:
-        with contextlib.ExitStack() as held:
-            if strict:
-                # All or nothing: every run stays locked until all of them publish.
-                for target in sorted(by_run):
-                    held.enter_context(lake_files.run_lock(lake, target))
+        with LakeWriter(lake, by_run, strict=strict) as writer:
             for target, items in by_run.items():
-                with contextlib.ExitStack() as one:
-                    if not strict:  # one run at a time: a folder of many runs holds one lock
-                        one.enter_context(lake_files.run_lock(lake, target))
-                    landing = _open_landing(lake, target, con)
-                    (held if strict else one).callback(landing.staging.discard)
-                    landings.append(landing)
+                with writer.run(target) as landing:
                     for source, stat, history in items:
-                        result = _land_one(history, source, landing, lake, stat)
-                        results.append(result)
-                        if on_source is not None:
-                            on_source(result)
-                    if not strict:
-                        _publish(lake, landing)
-            strict_failed = strict and any(r.is_problem for r in results)
-            if strict and not strict_failed:
-                for landing in landings:
-                    _publish(lake, landing)
-            if strict_failed:
-                for result in results:
-                    result.note = "; ".join(
-                        n for n in (result.note, "nothing published (--strict)") if n
-                    )
-                    result.rows_landed = 0
-                    if isinstance(result, HistoryFileResult):
-                        result.samples_landed = 0
-                        result.record_rows = 0
-                        result.records_landed = Counter()
+                        report(_land_one(history, source, landing, con, stat))
+            strict_failed = writer.finish(results)
     finally:
         con.close()
     if not strict_failed:
         for source, stat in done:
             runs = sorted({run_id or h.run_id for s, _, h in read if s is source})
-            _record_source(lake, source, run_id, stat, runs)
-    return HistoryResult(
+            index.record(_index_key(source, run_id), source.origin, stat, runs)
+    return IngestResult(
         results,
         strict_failed,
         skipped=skipped,
         sources=len(sources),
         runs=sorted(set(by_run) | unchanged_runs),
     )
-
-
-# --------------------------------------------------------------------------- the source index
-
-
-def _index_file(lake: Path, source: Source, run_id: str | None) -> Path:
-    """Where the call that last landed ``source`` (under ``--run run_id``) recorded it."""
-    key = f"{source.format}\0{source.origin.resolve()}\0{run_id or ''}"
-    return lake / SOURCES / f"{hashlib.sha1(key.encode()).hexdigest()[:32]}.json"
-
-
-def _recorded_runs(
-    lake: Path, source: Source, run_id: str | None, stat: tuple[int, int, str]
-) -> list[str] | None:
-    """The runs ``source`` landed into, if it has not changed since (then it is not read).
-
-    A live run's folder is mostly sources landed long ago: this skips reading
-    them (a TensorBoard folder's events, an MLflow store) when every file has
-    the size and modification time it had when it landed.
-    """
-    try:
-        recorded = json.loads(_index_file(lake, source, run_id).read_text())
-    except (OSError, ValueError):
-        return None
-    if recorded.get("stat") != list(stat) or not recorded.get("runs"):
-        return None
-    # A run whose lake was removed by hand lands again.
-    runs = [str(r) for r in recorded["runs"]]
-    if not all(lake_files.read_manifest(lake, r) for r in runs):
-        return None
-    return runs
-
-
-def _landed_as(lake: Path, source: Source) -> str | None:
-    """The one run an earlier ingest without ``--run`` landed ``source`` into, if any."""
-    try:
-        recorded = json.loads(_index_file(lake, source, None).read_text())
-    except (OSError, ValueError):
-        return None
-    runs = recorded.get("runs") if isinstance(recorded, dict) else None
-    if not isinstance(runs, list) or len(runs) != 1 or not isinstance(runs[0], str):
-        return None
-    try:
-        lake_files.check_run_id(runs[0])
-    except IngestError:
-        return None
-    return runs[0] if lake_files.read_manifest(lake, runs[0]) else None
-
-
-def _record_source(
-    lake: Path,
-    source: Source,
-    run_id: str | None,
-    stat: tuple[int, int, str],
-    runs: list[str],
-) -> None:
-    if not runs:
-        return
-    path = _index_file(lake, source, run_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    payload = {"origin": str(source.origin.resolve()), "stat": list(stat), "runs": runs}
-    temporary.write_text(json.dumps(payload))
-    os.replace(temporary, path)
 
 
 def ingest_metrics(
@@ -909,7 +729,7 @@ def ingest_metrics(
     fmt: str = "auto",
     strict: bool = False,
     on_source: Callable[[FileResult], None] | None = None,
-) -> HistoryResult:
+) -> IngestResult:
     """Land every tracker history at or under ``path`` (the Python entry point)."""
     return land_histories(
         plan(path, fmt), lake, root=path, run_id=run_id, strict=strict, on_source=on_source

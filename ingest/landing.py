@@ -1,17 +1,19 @@
-"""The landing core every source uses: plan, snapshot, decide, read, validate, publish, record.
+"""The append landing: rollout files land by byte offset (plan, snapshot, decide, read, validate).
 
 A source module supplies two things: a plan (which files, for which run, read
 how) and a *builder* that turns records into rows of its lake table or rejects
-them with a reason. This module does the rest, the same way for every source:
+them with a reason. This module does the rest, the same way for every rollout
+source; the run writer (``writer.py``) does the writing every landing shares
+(the lock, debris, staging, publishing, the manifest, ``--strict``, the skip
+index):
 
-* one ingest of a run at a time (a lock), and the debris of a killed one removed;
 * a file is known by its content, not its path: the manifest records, per file,
   the SHA-1 and length of the content consumed, so a file that grew lands only
   its new lines, a copy of landed content is skipped with a note, and a file
   rewritten in place is refused;
 * rows go to a staged part and bad rows to ``_rejects`` (file, line, reason);
-  parts are published by an atomic rename, then recorded in the manifest;
-* with ``strict`` nothing is published unless every file is clean.
+* files are read in worker processes when there is enough to read, a few in
+  flight at a time, and published in plan order.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ import pyarrow.parquet as pq
 from obs.ingest import lake as lake_files
 from obs.ingest._workers import WorkerDied, WorkerPool
 from obs.ingest.errors import IngestError
-from obs.ingest.lake import Clock, ManifestEntry, Staging, read_part
+from obs.ingest.lake import ManifestEntry
+from obs.ingest.numbering import Numbering, Sequencer
 from obs.ingest.readers import (
     Content,
     Record,
@@ -49,6 +52,15 @@ from obs.ingest.readers import (
     snapshot,
 )
 from obs.ingest.schema import REJECT_TABLE, REJECTS
+from obs.ingest.writer import (
+    SKIPPED,
+    WRITE_OPTIONS,
+    FileResult,
+    IngestResult,
+    LakeWriter,
+    RunLanding,
+    SourceIndex,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -76,19 +88,6 @@ class Reject:
     raw: str
     fixable_by: str | None = None  # an option that would let the row land
     whole_file: bool = False  # the option is for a file none of whose rows landed
-
-
-@dataclass(frozen=True)
-class Numbering:
-    """A column numbered by the core: 0, 1, ... within each group, across the run.
-
-    A builder numbers rows from 0 within each group of one file; the core adds
-    what the run already holds for the group (landed parts and earlier files
-    of the same call), so numbers continue across files and appends.
-    """
-
-    groups: tuple[str, ...]  # the first is the range column (recorded min/max)
-    column: str
 
 
 class Builder(Protocol):
@@ -125,69 +124,6 @@ class BuilderFactory(Protocol):
     def __call__(self, source: SourceFile) -> Builder: ...
 
 
-SKIPPED = frozenset(
-    {
-        "unchanged",
-        "copy",
-        "rewritten",
-        "refused",
-        "waiting",
-        "retry",
-        "changed",
-        "damaged",
-        "unreadable",
-    }
-)
-PROBLEMS = frozenset({"rewritten", "refused", "retry", "changed", "damaged", "unreadable"})
-
-
-@dataclass
-class FileResult:
-    source: Path
-    run_id: str
-    # landed, appended, unchanged, copy, rewritten, refused, waiting, retry, changed, damaged
-    status: str = "landed"
-    rows_landed: int = 0
-    rows_rejected: int = 0
-    note: str = ""
-    reject_reasons: list[str] = field(default_factory=list)
-
-    @property
-    def skipped(self) -> bool:
-        return self.status in SKIPPED
-
-    @property
-    def is_problem(self) -> bool:
-        """Worth a non-zero exit under --strict."""
-        return self.rows_rejected > 0 or self.status in PROBLEMS or ("gzip" in self.note)
-
-
-@dataclass
-class IngestResult:
-    files: list[FileResult]
-    strict_failed: bool = False  # --strict found a problem, so nothing was published
-
-    @property
-    def run_ids(self) -> list[str]:
-        return list(dict.fromkeys(f.run_id for f in self.files))
-
-    @property
-    def run_id(self) -> str:
-        return ", ".join(self.run_ids)
-
-    @property
-    def rows_landed(self) -> int:
-        return sum(f.rows_landed for f in self.files)
-
-    @property
-    def rows_rejected(self) -> int:
-        return sum(f.rows_rejected for f in self.files)
-
-    @property
-    def files_skipped(self) -> int:
-        return sum(1 for f in self.files if f.skipped)
-
-
 @dataclass
 class _Staged:
     """A file's outcome before publishing: staged parts and its manifest entry."""
@@ -196,6 +132,7 @@ class _Staged:
     entry: ManifestEntry | None = None
     data: Path | None = None
     rejects: Path | None = None
+    indexed: tuple[int, int, str] | None = None  # unchanged: stat and status for the index
 
 
 # --------------------------------------------------------------------------- decisions
@@ -220,6 +157,8 @@ class _Decision:
     first_line: int = 1
     note: str = ""
     digest: str = ""  # SHA-1 of content[:complete_end]
+    # unchanged: the stat and status to record in the skip index
+    landed: tuple[int, int, str] | None = None
 
 
 def _decide(
@@ -244,11 +183,8 @@ def _decide(
         and last.mtime_ns == snap.mtime_ns
         and last.bytes_consumed == end
     ):
-        if last.status != "complete":
-            return _Decision(
-                "unchanged", note=f"already ingested as far as it reads ({last.status})"
-            )
-        return _Decision("unchanged", note="already ingested")
+        landed = (snap.size, snap.mtime_ns, last.status)
+        return _Decision("unchanged", note=_as_far_as_it_reads(last.status), landed=landed)
     lengths = {e.bytes_consumed for e in mine if 0 < e.bytes_consumed <= end} | {end}
     hashes = _prefix_hashes(snap.content, lengths)
     digest = hashes[end]
@@ -271,7 +207,8 @@ def _decide(
         return _Decision("waiting", note="no complete line yet; it lands once one is written")
     if best is not None and best.bytes_consumed == end:
         if best.source_file == path:
-            return _Decision("unchanged", note="already ingested", digest=digest)
+            landed = (snap.size, snap.mtime_ns, best.status)
+            return _Decision("unchanged", note="already ingested", digest=digest, landed=landed)
         return _Decision(
             "copy",
             note=f"same content already landed for run {source.run_id} from {best.source_file}",
@@ -460,10 +397,6 @@ def _group_counts(table: pa.Table, names: list[str]) -> dict[tuple[Any, ...], in
     return dict(zip(zip(*reversed(parts), strict=True), counts.tolist(), strict=True))
 
 
-# Parquet parts: zstd at its fastest level keeps them small (the codec bench/floor.py writes).
-WRITE_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 1}
-
-
 def _read_file(job: _Job) -> _Work:
     builder = job.factory(job.source)
     numbering = builder.numbering
@@ -541,103 +474,7 @@ def _read_file(job: _Job) -> _Work:
     )
 
 
-# --------------------------------------------------------------------------- numbering
-
-
-class _Sequencer:
-    """Continues a builder's per-file numbering across the run (main process only)."""
-
-    def __init__(self, lake: Path, numbering: Numbering, entries: list[ManifestEntry], table: str):
-        self.lake = lake
-        self.numbering = numbering
-        self.counts: dict[tuple[Any, ...], int] = {}
-        self.loaded: set[Any] = set()
-        # Parts landed before this call; this call's files are counted as they come.
-        prefix = table + "/"
-        self.parts = [
-            (e.iteration_min, e.iteration_max, part)
-            for e in entries
-            if e.table_name == table
-            for part in e.parts
-            if part.startswith(prefix)
-        ]
-
-    def _load(self, value: Any) -> None:
-        self.loaded.add(value)
-        files = [
-            str(self.lake / part)
-            for low, high, part in self.parts
-            if low is not None and high is not None and low <= value <= high
-        ]
-        missing = [f for f in files if not Path(f).is_file()]
-        if missing:
-            logger.warning("%s: a landed part is missing (deleted by hand?)", missing[0])
-            files = [f for f in files if f not in missing]
-        if not files:
-            return
-        import duckdb  # here: worker processes, which never number, need not load it
-
-        groups = list(self.numbering.groups)
-        names = ", ".join(f'"{g}"' for g in groups)
-        con = duckdb.connect()
-        try:
-            rows = con.execute(
-                f"select {names}, count(*) from read_parquet(?) "
-                f'where "{groups[0]}" = ? group by all',
-                [files, value],
-            ).fetchall()
-        finally:
-            con.close()
-        for *key, count in rows:
-            group = tuple(key)
-            self.counts[group] = self.counts.get(group, 0) + int(count)
-
-    def continue_numbers(self, work: _Work, schema: pa.Schema) -> None:
-        """Shift the file's numbers past the run's; rewrite its part only when needed."""
-        offsets = {}
-        for key in work.groups:
-            if key[0] not in self.loaded:
-                self._load(key[0])
-            offset = self.counts.get(key, 0)
-            if offset:
-                offsets[key] = offset
-        for key, count in work.groups.items():
-            self.counts[key] = self.counts.get(key, 0) + count
-        if offsets and work.data is not None:
-            self._shift(work.data, offsets, schema)
-
-    def _shift(self, part: Path, offsets: dict[tuple[Any, ...], int], schema: pa.Schema) -> None:
-        groups, column = list(self.numbering.groups), self.numbering.column
-        table = read_part(part, schema)
-        keys = zip(*(table.column(g).to_pylist() for g in groups), strict=True)
-        shift = pa.array([offsets.get(key, 0) for key in keys], pa.int64())
-        shifted = pc.add(table.column(column), shift)
-        table = table.set_column(table.schema.get_field_index(column), column, shifted)
-        temporary = part.with_name("shifted.parquet")
-        pq.write_table(table, temporary, compression="zstd", compression_level=1)
-        os.replace(temporary, part)
-
-
 # --------------------------------------------------------------------------- landing
-
-
-def _publish(lake: Path, staged: _Staged, table: str, clock: Clock) -> ManifestEntry | None:
-    entry = staged.entry
-    if entry is None:
-        return None
-    run = staged.result.run_id
-    if staged.data is not None:
-        entry.parts.append(lake_files.publish(lake, table, run, staged.data, clock))
-    if staged.rejects is not None:
-        entry.parts.append(lake_files.publish(lake, REJECTS, run, staged.rejects, clock))
-    entry.recorded_at = lake_files.utc_now()
-    return entry
-
-
-def _record(lake: Path, run_id: str, table: str, clock: Clock, staged: list[_Staged]) -> None:
-    """Publish staged parts, then record them in the manifest (one file)."""
-    entries = [_publish(lake, s, table, clock) for s in staged]
-    lake_files.write_manifest(lake, run_id, [e for e in entries if e is not None])
 
 
 class _Inline:
@@ -680,21 +517,62 @@ def _drop_content(job: _Job) -> None:
         job.content = None
 
 
+def _index_key(source: SourceFile, table: str) -> str:
+    """The file's name in the skip index: its table, path and run."""
+    return f"{table}\0{source.path.resolve()}\0{source.run_id}"
+
+
+def _stat(source: SourceFile) -> list[int] | None:
+    try:
+        stat = source.path.stat()
+    except OSError:
+        return None  # the snapshot says why
+    return [stat.st_size, stat.st_mtime_ns]
+
+
+def _unchanged(source: SourceFile, index: SourceIndex, table: str) -> str | None:
+    """The note of a file its run landed at this very size and modification time, else None.
+
+    Such a file is not read again (``_decide`` would find the same by
+    reading it): a live run's folder is mostly files landed long ago.
+    """
+    stat = _stat(source)
+    if stat is None:
+        return None
+    indexed = index.unchanged(_index_key(source, table), stat)
+    if indexed is None or source.run_id not in indexed.runs:
+        return None
+    return indexed.note or "already ingested"
+
+
+def _as_far_as_it_reads(status: str) -> str:
+    if status != "complete":
+        return f"already ingested as far as it reads ({status})"
+    return "already ingested"
+
+
 @dataclass
 class _Run:
-    """One run's state during a call: its manifest, numbering and unpublished files."""
+    """One run's state during a call: its landing, numbering and files to index."""
 
-    lake: Path
-    run_id: str
+    landing: RunLanding
     factory: BuilderFactory
     strict: bool
-    entries: list[ManifestEntry]
-    clock: Clock
-    sequencer: _Sequencer | None
-    pending: list[_Staged] = field(default_factory=list)
+    index: SourceIndex
+    sequencer: Sequencer | None
+    # published (or to publish under --strict), then recorded in the skip index:
+    # each file's size, modification time and status
+    to_index: list[tuple[SourceFile, tuple[int, int, str]]] = field(default_factory=list)
 
-    def finish(self, staged: _Staged, future: Future[_Work] | None, job: _Job | None) -> None:
+    def finish(
+        self,
+        source: SourceFile,
+        staged: _Staged,
+        future: Future[_Work] | None,
+        job: _Job | None,
+    ) -> None:
         """Complete one file (in plan order) and publish it, or hold it for --strict."""
+        entries = self.landing.entries
         if future is not None and job is not None:
             try:
                 try:
@@ -721,13 +599,31 @@ class _Run:
                     f"could not be read ({type(exc).__name__}: {exc}); nothing of it landed"
                 )
             if staged.result.status in {"retry", "changed", "unreadable"}:
-                if staged.entry in self.entries:
-                    self.entries.remove(staged.entry)
+                if staged.entry in entries:
+                    entries.remove(staged.entry)
                 staged.entry = None
-        if self.strict:
-            self.pending.append(staged)
-        else:
-            _record(self.lake, self.run_id, self.factory.table, self.clock, [staged])
+        if staged.entry is not None:
+            parts = [(self.factory.table, staged.data), (REJECTS, staged.rejects)]
+            self.landing.add(staged.entry, [(t, p) for t, p in parts if p is not None])
+            entry = staged.entry
+            self.to_index.append((source, (entry.size_bytes, entry.mtime_ns, entry.status)))
+        elif staged.result.status == "unchanged" and staged.indexed is not None:
+            self.to_index.append((source, staged.indexed))
+        if not self.strict:
+            self.landing.publish()
+            self.record()
+
+    def record(self) -> None:
+        """Record the published files in the skip index."""
+        for source, (size, mtime, status) in self.to_index:
+            self.index.record(
+                _index_key(source, self.factory.table),
+                source.path,
+                [size, mtime],
+                [source.run_id],
+                "" if status == "complete" else _as_far_as_it_reads(status),
+            )
+        self.to_index = []
 
 
 def land(
@@ -748,106 +644,54 @@ def land(
         by_run.setdefault(source.run_id, []).append(source)
     results: list[FileResult] = []
     runs: list[_Run] = []
-    stagings: list[Staging] = []
+    index = SourceIndex(lake)
     with contextlib.ExitStack() as stack:
-        # Every run's lock, in one order for every caller (no two ingests can
-        # each hold one the other waits for), held to the end: --strict
-        # publishes every run's parts at once.
-        for run_id in sorted(by_run):
-            stack.enter_context(lake_files.run_lock(lake, run_id))
-        stack.callback(_discard_all, stagings)  # (filled below, discarded at the end)
-        manifests = {run_id: lake_files.read_manifest(lake, run_id) for run_id in by_run}
-        to_read = [s for s in plan if _unchanged(s, manifests[s.run_id], factory.table) is None]
+        writer = stack.enter_context(LakeWriter(lake, by_run, strict=strict))
+        to_read = [s for s in plan if _unchanged(s, index, factory.table) is None]
         executor = _executor(to_read, factory, workers)
         stack.callback(executor.shutdown)  # runs first: no job writes after a discard
         for run_id, sources in by_run.items():
-            tables = [factory.table, REJECTS]
-            entries = manifests[run_id]
-            known = {part for e in entries for part in e.parts}
-            removed = lake_files.remove_debris(lake, run_id, tables, known)
-            if removed:
-                logger.warning("run %s: removed %d parts a killed ingest left", run_id, removed)
-            staging = Staging(lake, run_id)
-            stagings.append(staging)
-            run = _Run(
-                lake,
-                run_id,
-                factory,
-                strict,
-                entries,
-                Clock(lake_files.last_publish_time(lake, run_id, tables)),
-                _Sequencer(lake, factory.numbering, entries, factory.table)
-                if factory.numbering is not None
-                else None,
-            )
-            runs.append(run)
-            window: deque[tuple[_Staged, Future[_Work] | None, _Job | None]] = deque()
-            for source in sources:
-                alone = isinstance(executor, _Inline)
-                staged, job = _plan_file(source, entries, staging, factory, alone=alone)
-                future = executor.submit(_read, job) if job is not None else None
-                window.append((staged, future, job))
-                # A few files in flight: memory stays bounded by a few files.
-                while window and (len(window) > MAX_IN_FLIGHT or source is sources[-1]):
-                    done, done_future, done_job = window.popleft()
-                    if done_future is not None:
-                        # Read a file here rather than wait: this one if no
-                        # worker has started it, else the next no worker has.
-                        executor.run_here(done_future)
-                    run.finish(done, done_future, done_job)
-                    results.append(done.result)
-                    if on_file is not None:
-                        on_file(done.result)
-        for run in runs:
-            lake_files.compact_manifest(lake, run.run_id)
-        strict_failed = strict and any(r.is_problem for r in results)
-        for run in runs:
-            if not strict:
-                continue
-            if not strict_failed:
-                _record(lake, run.run_id, factory.table, run.clock, run.pending)
-                continue
-            for staged in run.pending:
-                staged.result.note = "; ".join(
-                    n for n in (staged.result.note, "nothing published (--strict)") if n
+            with writer.run(run_id) as landing:
+                run = _Run(
+                    landing,
+                    factory,
+                    strict,
+                    index,
+                    Sequencer(lake, factory.numbering, landing.entries, factory.table)
+                    if factory.numbering is not None
+                    else None,
                 )
-                staged.result.rows_landed = 0
-    return IngestResult(results, strict_failed)
+                runs.append(run)
+                window: deque[tuple[SourceFile, _Staged, Future[_Work] | None, _Job | None]]
+                window = deque()
+                for source in sources:
+                    alone = isinstance(executor, _Inline)
+                    staged, job = _plan_file(source, run, alone=alone)
+                    future = executor.submit(_read, job) if job is not None else None
+                    window.append((source, staged, future, job))
+                    # A few files in flight: memory stays bounded by a few files.
+                    while window and (len(window) > MAX_IN_FLIGHT or source is sources[-1]):
+                        done_source, done, done_future, done_job = window.popleft()
+                        if done_future is not None:
+                            # Read a file here rather than wait: this one if no
+                            # worker has started it, else the next no worker has.
+                            executor.run_here(done_future)
+                        run.finish(done_source, done, done_future, done_job)
+                        results.append(done.result)
+                        if on_file is not None:
+                            on_file(done.result)
+        strict_failed = writer.finish(results)
+        if strict and not strict_failed:
+            for run in runs:
+                run.record()
+    return IngestResult(results, strict_failed, runs=list(by_run))
 
 
-def _unchanged(source: SourceFile, entries: list[ManifestEntry], table: str) -> str | None:
-    """The note of a file its run landed at this very size and modification time, else None.
-
-    Such a file is not read again (``_decide`` would find the same by
-    reading it): a live run's folder is mostly files landed long ago.
-    """
-    path = str(source.path.resolve())
-    same_path = [e for e in entries if e.table_name == table and e.source_file == path]
-    if not same_path:
-        return None
-    last = same_path[-1]
-    try:
-        stat = source.path.stat()
-    except OSError:
-        return None  # the snapshot says why
-    if last.size_bytes != stat.st_size or last.mtime_ns != stat.st_mtime_ns:
-        return None
-    if last.status != "complete":
-        return f"already ingested as far as it reads ({last.status})"
-    return "already ingested"
-
-
-def _plan_file(
-    source: SourceFile,
-    entries: list[ManifestEntry],
-    staging: Staging,
-    factory: BuilderFactory,
-    *,
-    alone: bool = True,
-) -> tuple[_Staged, _Job | None]:
+def _plan_file(source: SourceFile, run: _Run, *, alone: bool = True) -> tuple[_Staged, _Job | None]:
     """Snapshot a file and decide what to do with it; the job to read it, if any."""
+    factory, entries = run.factory, run.landing.entries
     result = FileResult(source.path, source.run_id)
-    landed_note = _unchanged(source, entries, factory.table)
+    landed_note = _unchanged(source, run.index, factory.table)
     if landed_note is not None:
         result.status, result.note = "unchanged", landed_note
         return _Staged(result), None
@@ -856,7 +700,7 @@ def _plan_file(
     result.note = "; ".join(n for n in (decision.note, snap.note) if n)
     if decision.status in SKIPPED:
         result.status = decision.status
-        return _Staged(result), None
+        return _Staged(result, indexed=decision.landed), None
     result.status = "appended" if decision.status == "append" else "landed"
     entry = ManifestEntry(
         table_name=factory.table,
@@ -876,7 +720,7 @@ def _plan_file(
         recorded_at=lake_files.utc_now(),
     )
     entries.append(entry)  # later files of this call see it (copies, claims)
-    folder = staging.root / uuid.uuid4().hex[:12]
+    folder = run.landing.staging.root / uuid.uuid4().hex[:12]
     folder.mkdir()
     job = _Job(
         source,
@@ -895,7 +739,7 @@ def _plan_file(
 
 
 def _complete(
-    staged: _Staged, work: _Work, sequencer: _Sequencer | None, factory: BuilderFactory
+    staged: _Staged, work: _Work, sequencer: Sequencer | None, factory: BuilderFactory
 ) -> None:
     """Fill a file's result and manifest entry from what its reader made."""
     result, entry = staged.result, staged.entry
@@ -907,7 +751,7 @@ def _complete(
         result.note = "; ".join(n for n in (result.note, work.retry_note) if n)
         return
     if sequencer is not None:
-        sequencer.continue_numbers(work, factory.schema)
+        sequencer.continue_numbers(work.groups, work.data, factory.schema)
     result.rows_landed = work.landed
     entry.rows_landed = work.landed
     entry.rows_rejected = work.rejected
@@ -916,9 +760,3 @@ def _complete(
     # JSON lines: lines; a parquet table: rows.
     entry.lines_consumed = work.lines if work.lines else work.landed + work.rejected
     staged.data, staged.rejects = work.data, work.rejects
-
-
-def _discard_all(stagings: list[Staging]) -> None:
-    """Remove what every run's staging still holds (what was published has left it)."""
-    for staging in stagings:
-        staging.discard()

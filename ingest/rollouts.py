@@ -24,7 +24,6 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +35,21 @@ from obs.ingest.errors import IngestError
 from obs.ingest.landing import (
     FileResult,
     IngestResult,
-    Numbering,
     Reject,
     SourceFile,
     land,
 )
+from obs.ingest.numbering import Numbering
 from obs.ingest.readers import Record, RowError, finite_json, raw_of
+from obs.ingest.rollout_values import (
+    as_double,
+    as_flags,
+    as_int,
+    as_rewards,
+    as_texts,
+    kind_of,
+    unwrap_nemo,
+)
 from obs.ingest.rollouts_fast import applies, fast_rollouts
 from obs.ingest.schema import (
     AGENT_COUNTS,
@@ -63,11 +71,6 @@ TABLE_SUFFIXES = (".parquet", ".jsonl", ".jsonl.gz", ".ndjson", ".json")
 
 # Numbers outside this range are rejected: their squares would overflow a
 # double, and a variance over them would break the build of every run.
-NUMBER_LIMIT = 1e100
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
-JSON_NUMBER = re.compile(r"^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$")
-
-# Source field -> canonical column, for the typed optional fields.
 DOUBLE_FIELDS = {
     "V_i": "v_i",
     "v_i": "v_i",
@@ -175,136 +178,6 @@ def plan_rollouts(
     return [source for _, _, source in found]
 
 
-# --------------------------------------------------------------------------- values
-
-
-def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, list):
-        return "list"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
-def as_double(name: str, value: object) -> float | None:
-    """A JSON number (or text holding one), finite and within +-1e100; else RowError."""
-    kind = type(value)
-    if kind is float or kind is int:
-        if -NUMBER_LIMIT <= value <= NUMBER_LIMIT:  # type: ignore[operator]
-            return float(value)  # type: ignore[arg-type]
-    elif value is None:
-        return None
-    if isinstance(value, Decimal):
-        value = float(value)
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise RowError(f"field {name!r} must be a number, got {_kind(value)}")
-    if isinstance(value, str) and not JSON_NUMBER.match(value.strip()):
-        raise RowError(f"field {name!r} must be a number, got text {value[:40]!r}")
-    try:
-        number = float(value)
-    except OverflowError:
-        raise RowError(f"field {name!r} is out of range (at most 1e100 in size)") from None
-    if not math.isfinite(number):
-        raise RowError(f"field {name!r} is not a finite number ({number})")
-    if abs(number) > NUMBER_LIMIT:
-        raise RowError(f"field {name!r} is out of range ({number:g}; at most 1e100 in size)")
-    return number
-
-
-def as_int(name: str, value: object) -> int | None:
-    """A whole JSON number (2 or 2.0, or text holding one) within BIGINT; else RowError."""
-    if type(value) is int and INT64_MIN <= value <= INT64_MAX:  # type: ignore[operator]
-        return value  # type: ignore[return-value]
-    if value is None:
-        return None
-    if isinstance(value, Decimal):
-        value = int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise RowError(f"field {name!r} must be a whole number, got {_kind(value)}")
-    if isinstance(value, str):
-        text = value.strip()
-        if not JSON_NUMBER.match(text):
-            raise RowError(f"field {name!r} must be a whole number, got text {value[:40]!r}")
-        value = int(text) if re.fullmatch(r"-?\d+", text) else float(text)
-    if isinstance(value, float):
-        if not math.isfinite(value) or value != math.floor(value):
-            raise RowError(f"field {name!r} must be a whole number, got {value}")
-        if not -(2.0**63) <= value < 2.0**63:
-            raise RowError(f"field {name!r} is out of range for a 64-bit integer ({value:g})")
-        value = int(value)
-    if not INT64_MIN <= value <= INT64_MAX:
-        raise RowError(f"field {name!r} is out of range for a 64-bit integer ({value})")
-    return value
-
-
-def _flags(name: str, value: object) -> list[bool | None] | None:
-    if value is None:
-        return None
-    if not isinstance(value, list):
-        raise RowError(f"field {name!r} must be a list of true/false, got {_kind(value)}")
-    out: list[bool | None] = []
-    for item in value:
-        if item is None or isinstance(item, bool):
-            out.append(item)
-        elif isinstance(item, int | float) and item in (0, 1):
-            out.append(bool(item))
-        else:
-            raise RowError(f"field {name!r} must be a list of true/false (or 0/1), holds {item!r}")
-    return out
-
-
-def _texts(name: str, value: object) -> list[str | None] | None:
-    if value is None:
-        return None
-    if not isinstance(value, list) or not all(v is None or isinstance(v, str) for v in value):
-        raise RowError(f"field {name!r} must be a list of text, got {_kind(value)}")
-    return value
-
-
-def _rewards(value: object) -> list[tuple[str, float]] | None:
-    """A ``rewards`` object of per-function numbers; None when it is not one."""
-    if not isinstance(value, dict) or not value:
-        return None
-    pairs = []
-    for key, number in value.items():
-        if number is None or (isinstance(number, float) and math.isnan(number)):
-            continue  # the function did not apply to this sample
-        pairs.append((key, as_double(f"rewards.{key}", number)))
-    return pairs  # type: ignore[return-value]
-
-
-def _unwrap_nemo(row: dict[str, Any]) -> dict[str, Any]:
-    """NeMo-RL writes each value as a one-element list; take the element."""
-    out = {}
-    for key, value in row.items():
-        out[key] = value[0] if isinstance(value, list) and len(value) == 1 else value
-    content = out.pop("content", None)
-    if isinstance(content, list) and content:
-        if all(isinstance(m, dict) for m in content):
-            split = next((i for i, m in enumerate(content) if m.get("role") == "assistant"), 1)
-            split = max(split, 1)
-            out["prompt"] = "".join(str(m.get("content", "")) for m in content[:split])
-            out["response"] = "".join(str(m.get("content", "")) for m in content[split:])
-            out["roles"] = [m.get("role") for m in content]
-        elif all(isinstance(m, str) for m in content):
-            out["prompt"] = content[0]
-            out["response"] = "".join(content[1:])
-        out["num_messages"] = len(content)
-    elif content is not None:
-        out["content"] = content
-    if "rewards" in out and not isinstance(out["rewards"], dict):
-        out["reward"] = out.pop("rewards")
-    return out
-
-
 # --------------------------------------------------------------------------- builder
 
 
@@ -408,13 +281,13 @@ class RolloutBuilder:
             if record.error is not None:
                 rejects.append(Reject(record.line, record.error, record.raw))
             elif not isinstance(record.value, dict):
-                reason = f"not a JSON object ({_kind(record.value)})"
+                reason = f"not a JSON object ({kind_of(record.value)})"
                 rejects.append(Reject(record.line, reason, record.raw or raw_of(record.value)))
             else:
                 good.append(record)
         if source.format == "nemo":
             for record in good:
-                record.value = _unwrap_nemo(record.value)
+                record.value = unwrap_nemo(record.value)
         if self.options.reward is not None:
             good = self._score(good, rejects)
         if self.tokenizer is not None:
@@ -538,7 +411,7 @@ class RolloutBuilder:
             if trl:  # scored at ingest: the reward columns are still per-function rewards
                 rewards = _trl_rewards(picks.get("trl", (0, "", []))[2])
             if "rewards" in picks:
-                rewards = _rewards(picks["rewards"][2])
+                rewards = as_rewards(picks["rewards"][2])
                 if rewards is None:
                     extra["rewards"] = picks["rewards"][2]
         # The iteration: from the file's name, else the row's field, else --iteration.
@@ -559,7 +432,7 @@ class RolloutBuilder:
             )
         case = picks.get("reward_case", (0, "", None))[2]
         if case is not None and not isinstance(case, str):
-            raise RowError(f"field 'reward_case' must be text, got {_kind(case)}")
+            raise RowError(f"field 'reward_case' must be text, got {kind_of(case)}")
         self._instructions(picks, extra, out)
         if not AGENT_ROLLOUT_FIELDS.isdisjoint(extra):
             _agent_fields(extra)
@@ -585,15 +458,15 @@ class RolloutBuilder:
     ) -> None:
         """IFEval fields: instruction ids, flags and kwargs (JSON); the ground truth (JSON)."""
         gts = picks.get("gts", (0, "", None))[2]
-        ids = _texts("instruction_id_list", picks.get("instruction_id_list", (0, "", None))[2])
+        ids = as_texts("instruction_id_list", picks.get("instruction_id_list", (0, "", None))[2])
         kwargs_text = None
         if isinstance(gts, dict):
             if ids is None:
-                ids = _texts("gts.instruction_id_list", gts.get("instruction_id_list"))
+                ids = as_texts("gts.instruction_id_list", gts.get("instruction_id_list"))
             if gts.get("kwargs") is not None:
                 kwargs_text = finite_json(gts["kwargs"])
         out[16] = ids
-        out[17] = _flags(
+        out[17] = as_flags(
             "follow_instruction_list", picks.get("follow_instruction_list", (0, "", None))[2]
         )
         out[18] = kwargs_text
@@ -623,7 +496,7 @@ def _agent_fields(extra: dict[str, Any]) -> None:
             continue
         if not isinstance(value, list):
             raise RowError(
-                f"field {name!r} must be a list of numbers (one per turn), got {_kind(value)}"
+                f"field {name!r} must be a list of numbers (one per turn), got {kind_of(value)}"
             )
         checked = []
         for index, item in enumerate(value):
@@ -645,12 +518,12 @@ def _agent_fields(extra: dict[str, Any]) -> None:
     if reason is not None and not isinstance(reason, str):
         raise RowError(
             "field 'exit_reason' must be text (answered, idk, error, exhausted), "
-            f"got {_kind(reason)}"
+            f"got {kind_of(reason)}"
         )
     group = extra.get("group_id")
     if group is not None:
         if isinstance(group, bool) or not isinstance(group, str | int):
-            raise RowError(f"field 'group_id' must be text or a whole number, got {_kind(group)}")
+            raise RowError(f"field 'group_id' must be text or a whole number, got {kind_of(group)}")
         extra["group_id"] = str(group)
 
 
@@ -659,7 +532,7 @@ def _pick_text(picks: dict[str, tuple[int, str, Any]], role: str, first: str, la
     if chosen is None:
         raise RowError(f"missing required field {first!r} ({label})")
     if not isinstance(chosen[2], str):
-        raise RowError(f"field {chosen[1]!r} must be text, got {_kind(chosen[2])}")
+        raise RowError(f"field {chosen[1]!r} must be text, got {kind_of(chosen[2])}")
     return chosen[2]
 
 

@@ -14,14 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pyarrow as pa
+from obs.core import lake_layout
 
 ROLLOUTS = "rollouts"
 REJECTS = "_rejects"
 MANIFEST = "_manifest"
 
 # Hive partition names (directories, not columns in the files).
-RUN_PARTITION = "run_id"
-TIME_PARTITION = "ingested_at"
+RUN_PARTITION = lake_layout.RUN_PARTITION
+TIME_PARTITION = lake_layout.TIME_PARTITION
 
 
 @dataclass(frozen=True)
@@ -272,4 +273,15 @@ RECORD_TABLES: dict[str, TableSpec] = {
     EVAL_STEPS: EVAL_STEP_TABLE,
     STEP_GROUPS: STEP_GROUP_TABLE,
     TURN_ADVANTAGES: TURN_ADVANTAGE_TABLE,
+}
+
+# Every lake table a landing writes (the manifest aside), with its schema: the lake's
+# layout is <table>/run_id=<run>/ingested_at=<t>/part.parquet for each of them.
+LAKE_TABLES: dict[str, TableSpec] = {
+    ROLLOUTS: ROLLOUT_TABLE,
+    REJECTS: REJECT_TABLE,
+    METRICS: METRIC_TABLE,
+    RUNS: RUN_TABLE,
+    REWARD_SAMPLES: REWARD_SAMPLE_TABLE,
+    **RECORD_TABLES,
 }

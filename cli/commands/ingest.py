@@ -8,17 +8,13 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import click
 from obs.cli.errors import friendly_errors
 from obs.cli.options import Settings, echo_err, pass_settings, quiet_option, run_id_callback
 from obs.ingest.errors import IngestError
-from obs.ingest.lake import check_run_id
-from obs.ingest.landing import FileResult, IngestResult
-
-if TYPE_CHECKING:
-    from obs.ingest.history import HistoryResult
+from obs.ingest.writer import FileResult, IngestResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -152,7 +148,19 @@ def rollouts(
             strict=strict,
             on_file=tick,  # type: ignore[arg-type]
         )
-    _report(result, settings, as_json, quiet)
+    unchanged = sum(1 for f in result.files if f.status == "unchanged")
+    others = result.files_skipped - unchanged
+    skipped = f"{unchanged} already ingested" + (f", {others} skipped" if others else "")
+    _report(
+        result,
+        settings,
+        as_json=as_json,
+        quiet=quiet,
+        label=f"run {result.run_id}",
+        landed=_plural(result.rows_landed, "row"),
+        read_from=f"{_plural(len(result.files), 'file')} ({skipped})",
+        unit="row",
+    )
     rejects = settings.lake / "_rejects"
     if result.strict_failed:
         problems = sum(1 for f in result.files if f.is_problem)
@@ -177,42 +185,91 @@ def _plural(count: int, noun: str) -> str:
     return f"{count:,} " + (noun[:-1] + "ies" if noun.endswith("ry") else noun + "s")
 
 
-def _report(result: IngestResult, settings: Settings, as_json: bool, quiet: bool) -> None:
-    reasons = Counter(
-        reason.split(":")[0] for file in result.files for reason in file.reject_reasons
-    )
+def _report(
+    result: IngestResult,
+    settings: Settings,
+    *,
+    as_json: bool,
+    quiet: bool,
+    label: str,
+    landed: str,
+    read_from: str,
+    unit: str,
+    list_each: Callable[[FileResult], list[str]] | None = None,
+) -> None:
+    """What an ingest landed, the same way for every ingest command.
+
+    ``--json``: one JSON object on stdout. Else each file's or source's note
+    on stderr (``warning:`` for a problem, ``note:`` for news), the summary
+    line on stdout (``{label}: {landed} landed, N rejected, from
+    {read_from} -> LAKE``), then the rejects: each one (``list_each``, when
+    they are few and each names its file) or the commonest reasons.
+    """
     if as_json:
-        payload = {
-            "run_id": result.run_id,
-            "run_ids": result.run_ids,
-            "lake": str(settings.lake),
-            "files": len(result.files),
-            "files_skipped": result.files_skipped,
-            "rows_landed": result.rows_landed,
-            "rows_rejected": result.rows_rejected,
-            "strict_failed": result.strict_failed,
-            "reject_reasons": dict(reasons),
-            "file_results": _file_results(result.files),
-        }
-        click.echo(json.dumps(payload))
+        click.echo(json.dumps(_payload(result, settings)))
+        sys.stdout.flush()
         return
-    if not quiet:
+    unreadable = [f for f in result.files if f.status == "unreadable"]
+    # (a source that is all there was to read is the command's error line)
+    only_unreadable = bool(unreadable) and len(unreadable) == len(result.files)
+    if not quiet and not only_unreadable:
         for file in result.files:
-            if file.note and file.note != "already ingested":
-                echo_err(f"warning: {file.source}: {file.note}")
-    unchanged = sum(1 for f in result.files if f.status == "unchanged")
-    others = result.files_skipped - unchanged
-    skipped = f"{unchanged} already ingested" + (f", {others} skipped" if others else "")
+            if file.note and (file.status != "unchanged" or "as far as" in file.note):
+                kind = "warning" if file.is_problem else "note"
+                echo_err(f"{kind}: {file.source}: {file.note}")
     click.echo(
-        f"run {result.run_id}: {_plural(result.rows_landed, 'row')} landed, "
-        f"{result.rows_rejected:,} rejected, from {_plural(len(result.files), 'file')} "
-        f"({skipped}) -> {settings.lake}"
+        (f"{label}: " if label else "")
+        + f"{landed} landed, {result.rows_rejected:,} rejected, from {read_from} "
+        f"-> {settings.lake}"
     )
-    if reasons and not quiet:
+    if not quiet and list_each is not None:
+        for file in result.files:
+            for line in list_each(file)[:20]:
+                echo_err(f"  rejected: {line}")
+    elif not quiet:
+        reasons = _reasons(result)
         for reason, count in reasons.most_common(5):
             echo_err(f"  rejected {count}: {reason}")
-        echo_err(f"  every rejected row, with its file and line: {settings.lake / '_rejects'}")
+        if reasons and not result.strict_failed:
+            echo_err(
+                f"  every rejected {unit}, with its file and line: {settings.lake / '_rejects'}"
+            )
     sys.stdout.flush()
+
+
+def _reasons(result: IngestResult) -> Counter[str]:
+    return Counter(reason.split(":")[0] for f in result.files for reason in f.reject_reasons)
+
+
+def _payload(result: IngestResult, settings: Settings) -> dict[str, object]:
+    """The --json output of every ingest command."""
+    return {
+        "run_id": result.run_id,
+        "run_ids": result.runs,
+        "lake": str(settings.lake),
+        "files": len(result.files),
+        "files_skipped": result.files_skipped,
+        "sources": result.sources,
+        "rows_landed": result.rows_landed,
+        "points_landed": result.points_landed,
+        "samples_landed": result.samples_landed,
+        "records_landed": dict(result.records_landed),
+        "rows_rejected": result.rows_rejected,
+        "strict_failed": result.strict_failed,
+        "reject_reasons": dict(_reasons(result)),
+        "skipped": dict(result.skipped),
+        "file_results": [
+            {
+                "path": str(f.source),
+                "run_id": f.run_id,
+                "status": f.status,
+                "rows_landed": f.rows_landed,
+                "rows_rejected": f.rows_rejected,
+                "note": f.note,
+            }
+            for f in result.files
+        ],
+    }
 
 
 @ingest.command()
@@ -280,14 +337,6 @@ def metrics(
     _land_histories(settings, path, run_id, fmt, strict, as_json, quiet)
 
 
-def _check_run(run_id: str | None) -> None:
-    if run_id is not None:
-        try:
-            check_run_id(run_id)
-        except IngestError as exc:
-            raise click.ClickException(f"{exc}; for example --run grpo-1") from exc
-
-
 def _source_options(run_default: str, strict_what: str) -> Callable[[F], F]:
     """--run, --strict, --json and --quiet of the commands that land one kind of source."""
 
@@ -297,6 +346,7 @@ def _source_options(run_default: str, strict_what: str) -> Callable[[F], F]:
                 click.option(
                     "--run",
                     "run_id",
+                    callback=run_id_callback,
                     help=f"Run id: 1-128 letters, digits and . _ - + @ : (default: {run_default}).",
                 ),
                 click.option(
@@ -348,7 +398,6 @@ def monitoring(
       obs ingest monitoring monitoring_data --run grpo-qwen-1
       obs ingest monitoring outputs/ --json     # every monitor folder under outputs/
     """
-    _check_run(run_id)
     from obs.ingest.trackers import reward_monitor
 
     if path.exists() and not reward_monitor.find(path):
@@ -366,7 +415,7 @@ RECORD_NOUNS = {
 }
 
 
-def _records_landed(result: HistoryResult) -> str:
+def _records_landed(result: IngestResult) -> str:
     """``12 eval steps, 40 advantage tables`` (blocks landed per record table)."""
     counts = result.records_landed
     landed = [_plural(counts[t], noun) for t, noun in RECORD_NOUNS.items() if counts.get(t)]
@@ -403,7 +452,6 @@ def eval_logs(
       obs ingest eval-logs outputs/grpo_masked/eval_logs --run agent-1
       obs ingest eval-logs outputs/ --json      # every eval_logs folder under outputs/
     """
-    _check_run(run_id)
     from obs.ingest.trackers import eval_logs as reader
 
     if path.exists() and not reader.find(path):
@@ -445,7 +493,6 @@ def trainer_log(
       obs ingest trainer-log outputs/grpo_masked/train.log --run agent-1
       python train_grpo.py --mode masked 2>&1 | tee train.log   # (how to keep one)
     """
-    _check_run(run_id)
     if not path.is_file():
         raise click.ClickException(
             f"{path}: no such file; give the file the trainer's stdout was saved to"
@@ -489,44 +536,41 @@ def _land_histories(
             f"{where}: {exc.strerror or exc}; check that the path exists and the lake "
             f"({settings.lake}) is writable"
         ) from exc
-    skipped = describe_skipped(result.skipped)
     unreadable = [f for f in result.files if f.status == "unreadable"]
     only_unreadable = bool(unreadable) and len(unreadable) == len(result.files)
-    if as_json:
-        click.echo(json.dumps(_metrics_payload(result, settings)))
-    else:
-        for file in result.files:
-            # (a source that is all there was to read is the error line below)
-            if file.note and file.status != "unchanged" and not quiet and not only_unreadable:
-                echo_err(f"note: {file.source}: {file.note}")
-        runs = ", ".join(result.runs) if len(result.runs) <= 4 else f"{len(result.runs)} runs"
-        records = fmt in {"eval-logs", "trainer-log"}
-        landed = _records_landed(result) if records else _plural(result.points_landed, "point")
-        if result.samples_landed or fmt == "reward-monitor":
-            landed += f" and {_plural(result.samples_landed, 'reward sample')}"
-        elif result.record_rows and not records:
-            landed += f" and {_records_landed(result)}"
-        label = "run" if len(result.runs) == 1 else "runs"
-        click.echo(
-            (f"{label} {runs}: " if runs else "") + f"{landed} landed, "
-            f"{result.rows_rejected:,} rejected, from {_plural(result.sources, 'source')}"
-            + (f" (not metrics, skipped: {skipped})" if skipped else "")
-            + f" -> {settings.lake}"
-        )
-        if records and not quiet:  # few, and each names its file or line: all of them
-            for file in result.files:
-                lines = getattr(file, "reject_lines", [])
-                for number, reason in enumerate(file.reject_reasons[:20]):
-                    if fmt == "trainer-log" and number < len(lines):
-                        echo_err(f"  rejected: {file.source}:{lines[number]}: {reason}")
-                    else:  # the reason starts with the eval file's name
-                        echo_err(f"  rejected: {Path(file.source) / reason}")
-        reasons = Counter(r.split(":")[0] for f in result.files for r in f.reject_reasons)
-        if reasons and not quiet and not records:
-            for reason, count in reasons.most_common(5):
-                echo_err(f"  rejected {count}: {reason}")
-            if not result.strict_failed:
-                echo_err(f"  every rejected record, with file and line: {settings.lake}/_rejects")
+    runs = ", ".join(result.runs) if len(result.runs) <= 4 else f"{len(result.runs)} runs"
+    records = fmt in {"eval-logs", "trainer-log"}
+    landed = _records_landed(result) if records else _plural(result.points_landed, "point")
+    if result.samples_landed or fmt == "reward-monitor":
+        landed += f" and {_plural(result.samples_landed, 'reward sample')}"
+    elif result.record_rows and not records:
+        landed += f" and {_records_landed(result)}"
+    skipped = describe_skipped(result.skipped)
+
+    def each_reject(file: FileResult) -> list[str]:
+        if fmt == "trainer-log":
+            lines = file.reject_lines
+            return [
+                f"{file.source}:{lines[n]}: {reason}"
+                if n < len(lines)
+                else str(Path(file.source) / reason)
+                for n, reason in enumerate(file.reject_reasons)
+            ]
+        # the reason starts with the eval file's name
+        return [str(Path(file.source) / reason) for reason in file.reject_reasons]
+
+    _report(
+        result,
+        settings,
+        as_json=as_json,
+        quiet=quiet,
+        label=f"{'run' if len(result.runs) == 1 else 'runs'} {runs}" if runs else "",
+        landed=landed,
+        read_from=_plural(result.sources, "source")
+        + (f" (not metrics, skipped: {skipped})" if skipped else ""),
+        unit="record",
+        list_each=each_reject if records else None,
+    )
     if result.strict_failed:
         raise click.ClickException(
             f"{path}: {_plural(result.rows_rejected, 'record')} rejected and "
@@ -542,34 +586,3 @@ def _land_histories(
             f"{path}: no record could be read ({_plural(result.rows_rejected, 'record')} "
             f"rejected); see {settings.lake}/_rejects"
         )
-
-
-def _file_results(files: list[FileResult]) -> list[dict[str, object]]:
-    """Each source's outcome, as the --json output of both ingest commands lists it."""
-    return [
-        {
-            "path": str(f.source),
-            "run_id": f.run_id,
-            "status": f.status,
-            "rows_landed": f.rows_landed,
-            "rows_rejected": f.rows_rejected,
-            "note": f.note,
-        }
-        for f in files
-    ]
-
-
-def _metrics_payload(result: HistoryResult, settings: Settings) -> dict[str, object]:
-    return {
-        "run_ids": result.runs,
-        "lake": str(settings.lake),
-        "sources": result.sources,
-        "rows_landed": result.rows_landed,
-        "points_landed": result.points_landed,
-        "samples_landed": result.samples_landed,
-        "records_landed": dict(result.records_landed),
-        "rows_rejected": result.rows_rejected,
-        "strict_failed": result.strict_failed,
-        "skipped": dict(result.skipped),
-        "file_results": _file_results(result.files),
-    }

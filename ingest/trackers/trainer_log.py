@@ -44,7 +44,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -52,6 +51,24 @@ from obs.core.agent_log import ADVANTAGE_TABLE, GROUP_SUMMARY, RUBRIC_STATISTICS
 from obs.ingest.errors import IngestError
 from obs.ingest.schema import EVAL_STEPS, STEP_GROUPS, TURN_ADVANTAGES
 from obs.ingest.trackers.base import RecordBlock, RunHistory, relative_name, safe_run_id
+from obs.ingest.trackers.trainer_log_fields import (
+    COLLECTING,
+    EVAL_FIELDS,
+    SUMMARY_FIELDS,
+    AdvantageTable,
+    EvalBlock,
+    Malformed,
+    Occurrence,
+    after,
+    all_filtered,
+    as_float,
+    as_int,
+    collecting,
+    grad_norm,
+    groups_fields,
+    tokens_trained,
+    total_loss,
+)
 
 FORMAT = "trainer-log"
 FORMATS = {
@@ -64,9 +81,7 @@ BINARY_SNIFF = 64 << 10  # a NUL byte in the first 64 KiB: not a text log
 GENERIC_STEMS = frozenset({"train", "training", "stdout", "output", "log", "console", "nohup"})
 LOG_SUFFIXES = frozenset({".log", ".txt", ".out", ".err"})
 QUOTED = 80  # characters of a line a reject's reason quotes
-INT_CHARS = 26  # the longest count read (2**63 with thousands separators)
 
-NO_STEP = "no 'Step N' line before it"
 TABLE_NO_STEP = "turn-advantage table with no 'Step N' line before it"
 EVAL_NO_STEP = "eval statistics with no step"
 TRUNCATED = "the log ends inside a block still being written; it lands once complete"
@@ -116,58 +131,6 @@ HEADER = re.compile(r"Rollout\s*\|")
 HEADER_CELL = re.compile(r"Turn\s*(\d+)")
 ROW_START = re.compile(r"[^\s|]+\s*\|")
 
-COLLECTING = re.compile(r"Collecting (\S+) rollouts? for (\S+) quer")
-GROUPS = re.compile(
-    r"Groups: ([^\s/]+)/([^\s/]+) kept \(([^\s)]+) filtered\)"
-    r"(?:,\s*([^\s/]+)/([^\s/]+) finished early)?"
-)
-INT_TEXT = re.compile(r"\d{1,3}(?:,\d{3})+|\d+")
-FLOAT_TEXT = re.compile(
-    r"[+-]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
-    r"|[+-]?(?:nan|inf|infinity)",
-    re.IGNORECASE,
-)
-SECONDS = re.compile(r"(\S+?)(?:\s*(?:seconds?|secs?|s))?(?:\s|\(|$)")
-EVAL_FILE = re.compile(r"eval_step_(\d+)\.json\b")
-REPEATED = re.compile(r"([^\s(]+)\s*\(total:\s*(\S+?),\s+unique:\s*([^\s)]+)\)")
-
-
-class _Malformed(ValueError):
-    """A recognised line whose numbers cannot be read."""
-
-
-def _int(text: str) -> int:
-    text = text.strip()
-    if len(text) > INT_CHARS or not INT_TEXT.fullmatch(text):
-        raise _Malformed(text)
-    return int(text.replace(",", ""))
-
-
-def _float(text: str) -> float:
-    text = text.strip()
-    if not FLOAT_TEXT.fullmatch(text):
-        raise _Malformed(text)
-    return float(text.replace(",", ""))
-
-
-def _seconds(text: str) -> float:
-    """``45.3s``, ``45.3 s``, ``45.3 seconds`` (and trailing words) as seconds."""
-    match = SECONDS.match(text.strip())
-    if match is None:
-        raise _Malformed(text)
-    return _float(match.group(1))
-
-
-def _after(body: str, label: str) -> str:
-    """The text after ``label`` (which ``body`` starts with)."""
-    return body[len(label) :].strip()
-
-
-def _fraction(text: str) -> tuple[int, int]:
-    """``95/100 (95.0%)`` -> (95, 100)."""
-    part, _, rest = text.partition("/")
-    return _int(part), _int(rest.split("(")[0])
-
 
 def message(raw: bytes) -> str:
     """A physical line's message: decoded, without colours, logging prefix and ends."""
@@ -196,7 +159,7 @@ def _body(text: str) -> str:
     return text[match.end() :] if match else text
 
 
-def _quoted(text: str) -> str:
+def quoted(text: str) -> str:
     return "'" + (text if len(text) <= QUOTED else text[:QUOTED] + "...") + "'"
 
 
@@ -284,69 +247,15 @@ def _scan(handle: BinaryIO, reader: _Reader) -> bytes:
     return buffer
 
 
-@dataclass
-class _Occurrence:
-    """One stretch of the log under one ``Step`` line (or before the first one)."""
-
-    index: int
-    step: int | None
-    max_steps: int | None = None
-    started: bool = False  # opened by a start line (its end line continues it)
-    ended: bool = False
-    unreadable: str = ""  # why its Step line gives no step
-    fields: dict[str, Any] = field(default_factory=dict)
-    first: int = 0  # the line of its first group-summary field
-    raw: list[str] = field(default_factory=list)
-    tokens_trained: int | None = None
-    rejected: bool = False
-    group: tuple[str, int] | None = None  # the last GROUP g/G line: (g, G)
-    tables: int = 0
-    eval_rollouts: bool = False  # inside an eval rollout collection
-    groups_seen: set[str] = field(default_factory=set)
-
-    def no_step(self) -> str:
-        return NO_STEP + self.unreadable
-
-
-@dataclass
-class _Table:
-    line: int
-    header: str
-    turns: list[int]
-    occurrence: _Occurrence
-    group_id: str
-    groups_in_step: int | None
-    skip: bool
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    rollouts: dict[int, int] = field(default_factory=dict)  # rollout number -> its line
-    underlined: bool = False
-    error: str = ""
-    bad_row: str = ""
-
-
-@dataclass
-class _Eval:
-    line: int
-    occurrence: _Occurrence
-    fields: dict[str, Any] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
-    checkpoint: int | None = None
-    file_step: int | None = None
-    results: bool = False
-    rubric: bool = False
-    rejected: bool = False
-    raw: list[str] = field(default_factory=list)
-
-
 class _Reader:
     """The log's state as its lines go by: the step, the open block, the records so far."""
 
     def __init__(self, history: RunHistory, origin: Path) -> None:
         self.history = history
         self.origin = origin
-        self.occurrence = _Occurrence(0, None)
-        self.table: _Table | None = None
-        self.eval: _Eval | None = None
+        self.occurrence = Occurrence(0, None)
+        self.table: AdvantageTable | None = None
+        self.eval: EvalBlock | None = None
         self.summary = False
         self.blocks: dict[tuple[str, tuple[Any, ...]], RecordBlock] = {}
         self.eval_merge: dict[tuple[Any, ...], tuple[int, dict[str, Any]]] = {}
@@ -392,7 +301,7 @@ class _Reader:
                     self.occurrence.eval_rollouts = False
             return
         if body.startswith(("EVALUATION RESULTS", "Detailed Rubric Statistics")):
-            self.eval = _Eval(number, self.occurrence)
+            self.eval = EvalBlock(number, self.occurrence)
             self._eval_line(number, text, raw)
             return
         if head == "G":
@@ -401,20 +310,20 @@ class _Reader:
             elif body.startswith("GROUP "):
                 self._group(body)
             elif body.startswith("Groups:") and " kept" in body:
-                self._step_field(number, text, raw, _groups_fields, body)
+                self._step_field(number, text, raw, groups_fields, body)
             elif body.startswith("Grad norm"):
-                self._step_field(number, text, raw, _grad_norm, body)
+                self._step_field(number, text, raw, grad_norm, body)
             return
         if body.startswith("Collecting "):
             match = COLLECTING.match(body)
             if match is not None:
-                self._step_field(number, text, raw, _collecting, match)
+                self._step_field(number, text, raw, collecting, match)
         elif body.startswith("Tokens trained"):
-            self._step_field(number, text, raw, _tokens_trained, body)
+            self._step_field(number, text, raw, tokens_trained, body)
         elif body.startswith("Total loss"):
-            self._step_field(number, text, raw, _total_loss, body)
+            self._step_field(number, text, raw, total_loss, body)
         elif body.startswith("All groups filtered"):
-            self._step_field(number, text, raw, _all_filtered, body)
+            self._step_field(number, text, raw, all_filtered, body)
 
     # ---- steps
 
@@ -426,10 +335,10 @@ class _Reader:
             return False
         end = match.re is STEP_LINE and match.group(3) is not None
         try:
-            step: int | None = _int(match.group(1))
+            step: int | None = as_int(match.group(1))
             if match.re is STEP_LINE:
-                top = _int(match.group(2))
-        except _Malformed:
+                top = as_int(match.group(2))
+        except Malformed:
             step = None
         current = self.occurrence
         if (
@@ -443,9 +352,9 @@ class _Reader:
             current.max_steps = top if top is not None else current.max_steps
             return True
         self._close_occurrence()
-        following = _Occurrence(current.index + 1, step, top, started=not end, ended=end)
+        following = Occurrence(current.index + 1, step, top, started=not end, ended=end)
         if step is None:
-            following.unreadable = f" (line {number}, {_quoted(body)}, is not a readable one)"
+            following.unreadable = f" (line {number}, {quoted(body)}, is not a readable one)"
         else:
             if step in self.steps_seen:
                 self._drop_step(step)
@@ -490,9 +399,9 @@ class _Reader:
             return
         try:
             read_field(occurrence, found)
-        except _Malformed:
+        except Malformed:
             occurrence.rejected = True
-            reason = f"malformed number in {_quoted(text)}"
+            reason = f"malformed number in {quoted(text)}"
             self._reject(number, reason, _raw(raw), STEP_GROUPS)
 
     # ---- group summary
@@ -521,8 +430,8 @@ class _Reader:
         if match is None:
             return
         try:
-            occurrence.group = (str(_int(match.group(1))), _int(match.group(2)))
-        except _Malformed:
+            occurrence.group = (str(as_int(match.group(1))), as_int(match.group(2)))
+        except Malformed:
             occurrence.group = None
 
     def _open_table(self, number: int, header: str) -> None:
@@ -546,7 +455,7 @@ class _Reader:
             group_id, groups_in_step = occurrence.group[0], occurrence.group[1]
         else:
             group_id, groups_in_step = f"table{occurrence.tables}", None
-        self.table = _Table(
+        self.table = AdvantageTable(
             number, header, turns, occurrence, group_id, groups_in_step, skip, error=error
         )
 
@@ -570,8 +479,8 @@ class _Reader:
             rest.pop()
         table.underlined = True
         try:
-            rollout = _int(first)
-        except _Malformed:
+            rollout = as_int(first)
+        except Malformed:
             rollout = 0
         if rollout < 1:
             return self._bad_row(number, text, f"rollout {first!r} is not a rollout number")
@@ -591,8 +500,8 @@ class _Reader:
             if value == "---":
                 continue
             try:
-                advantage = _float(value)
-            except _Malformed:
+                advantage = as_float(value)
+            except Malformed:
                 return self._bad_row(
                     number, text, f"cell {value!r} (turn {turn}) is not a number or '---'"
                 )
@@ -668,10 +577,10 @@ class _Reader:
             block.raw.append(_raw(raw))
         if not block.rejected:
             try:
-                read_field(block, _after(body, label))
-            except _Malformed:
+                read_field(block, after(body, label))
+            except Malformed:
                 block.rejected = True
-                reason = f"malformed number in {_quoted(text)}"
+                reason = f"malformed number in {quoted(text)}"
                 self._reject(number, reason, _raw(raw), EVAL_STEPS)
         if label == "Eval stats saved to:":
             self._close_eval()
@@ -759,227 +668,3 @@ class _Reader:
 
 def _raw(raw: bytes) -> str:
     return raw.rstrip(b"\r\n").decode("utf-8", "replace")
-
-
-# --------------------------------------------------------------------------- fields
-# Each reads one recognised line into a step's fields (or an eval's); a number
-# that does not read raises _Malformed.
-
-
-def _collecting(occurrence: _Occurrence, match: re.Match[str]) -> None:
-    occurrence.fields["rollouts_per_query"] = _int(match.group(1))
-    occurrence.fields["queries"] = _int(match.group(2))
-
-
-def _groups_fields(occurrence: _Occurrence, body: str) -> None:
-    match = GROUPS.match(body)
-    if match is None:
-        raise _Malformed(body)
-    kept, total, filtered, early, rollouts = match.groups()
-    found = {
-        "groups_kept": _int(kept),
-        "groups_total": _int(total),
-        "groups_filtered": _int(filtered),
-    }
-    if early is not None:
-        found["finished_early"] = _int(early)
-        found["rollouts"] = _int(rollouts)
-    occurrence.fields.update(found)
-
-
-def _value(body: str) -> str:
-    """The text after a label's colon."""
-    _, colon, rest = body.partition(":")
-    if not colon:
-        raise _Malformed(body)
-    return rest.strip()
-
-
-def _first(text: str) -> str:
-    """The first word of ``text`` ("" for none)."""
-    words = text.split(None, 1)
-    return words[0] if words else ""
-
-
-def _grad_norm(occurrence: _Occurrence, body: str) -> None:
-    occurrence.fields["grad_norm"] = _float(_first(_value(body)))
-
-
-def _tokens_trained(occurrence: _Occurrence, body: str) -> None:
-    occurrence.tokens_trained = _int(_first(_value(body)))
-
-
-def _total_loss(occurrence: _Occurrence, body: str) -> None:
-    occurrence.fields["total_loss"] = _float(_first(_value(body)))
-
-
-def _all_filtered(occurrence: _Occurrence, body: str) -> None:
-    occurrence.fields["all_filtered"] = True
-
-
-def _summary_int(name: str) -> Callable[[_Occurrence, str], None]:
-    def read_field(occurrence: _Occurrence, body: str) -> None:
-        value = _value(body)
-        occurrence.fields[name] = _int(value.split("(")[0])
-
-    return read_field
-
-
-def _summary_seconds(name: str) -> Callable[[_Occurrence, str], None]:
-    def read_field(occurrence: _Occurrence, body: str) -> None:
-        occurrence.fields[name] = _seconds(_value(body))
-
-    return read_field
-
-
-def _finished_early(occurrence: _Occurrence, body: str) -> None:
-    early, rollouts = _fraction(_value(body))
-    occurrence.fields["finished_early"] = early
-    occurrence.fields["rollouts"] = rollouts
-
-
-SUMMARY_FIELDS: tuple[tuple[str, Callable[[_Occurrence, str], None]], ...] = (
-    ("Total groups", _summary_int("groups_total")),
-    ("Groups kept", _summary_int("groups_kept")),
-    ("Groups filtered", _summary_int("groups_filtered")),
-    ("Rollouts that finished early", _finished_early),
-    ("Finished early", _finished_early),
-    ("Total rollout time", _summary_seconds("rollout_time_s")),
-    ("Total training time", _summary_seconds("training_time_s")),
-    ("Total tokens", _summary_int("total_tokens")),
-    ("Trainable tokens", _summary_int("trainable_tokens")),
-)
-
-
-def _checkpoint(block: _Eval, text: str) -> None:
-    block.checkpoint = _int(text)
-
-
-def _accuracy(block: _Eval, text: str) -> None:
-    percent, _, counts = text.partition("%")
-    counts = counts.strip()
-    if counts:
-        if not (counts.startswith("(") and counts.endswith(")")):
-            raise _Malformed(text)
-        correct, total = _fraction(counts[1:-1])
-        block.fields["correct_answers"] = correct
-        block.fields["total_samples"] = total
-        block.fields["accuracy"] = correct / total if total else _float(percent) / 100
-    else:
-        block.fields["accuracy"] = _float(percent) / 100
-
-
-def _beat(block: _Eval, text: str) -> None:
-    percent, sign, rest = text.partition("%")
-    if not sign:
-        raise _Malformed(text)
-    block.fields["beat_rate"] = _float(percent) / 100
-    block.fields["has_baseline"] = True
-    if "avg=" in rest:
-        delta = rest.split("avg=", 1)[1].split(")")[0]
-        block.extra["beat_control_avg_delta"] = _float(delta)
-
-
-def _eval_time(block: _Eval, text: str) -> None:
-    block.fields["eval_time"] = _seconds(text)
-
-
-def _average(block: _Eval, text: str) -> None:
-    value, _, rest = text.partition("(")
-    block.fields["avg_reward"] = _float(value)
-    if rest:
-        std = rest.strip()
-        if not (std.startswith("std:") and std.endswith(")")):
-            raise _Malformed(text)
-        block.fields["std_reward"] = _float(std[4:-1])
-
-
-def _median(block: _Eval, text: str) -> None:
-    block.fields["median_reward"] = _float(text)
-
-
-def _range(block: _Eval, text: str) -> None:
-    if not (text.startswith("[") and text.endswith("]")):
-        raise _Malformed(text)
-    parts = text[1:-1].split(",")
-    if len(parts) != 2:
-        raise _Malformed(text)
-    block.fields["min_reward"] = _float(parts[0])
-    block.fields["max_reward"] = _float(parts[1])
-
-
-def _rubric_count(name: str) -> Callable[[_Eval, str], None]:
-    def read_field(block: _Eval, text: str) -> None:
-        count, total = _fraction(text)
-        block.fields[name] = count
-        block.fields.setdefault("total_samples", total)
-
-    return read_field
-
-
-def _repeated(block: _Eval, text: str) -> None:
-    match = REPEATED.match(text)
-    if match is None:
-        raise _Malformed(text)
-    block.fields["total_repeated_searches"] = _int(match.group(1))
-    block.fields["total_searches"] = _int(match.group(2))
-    block.fields["total_unique_searches"] = _int(match.group(3))
-
-
-def _turns(text: str) -> float:
-    return _float(_first(text))
-
-
-def _turns_correct(block: _Eval, text: str) -> None:
-    block.fields["avg_turns_correct"] = _turns(text)
-
-
-def _turns_idk(block: _Eval, text: str) -> None:
-    # (the label stops before the apostrophe, which logs print in several ways)
-    label, colon, text = text.partition("):")
-    if not colon or not label.endswith("t know"):
-        raise _Malformed(text)
-    value, _, count = text.partition("(")
-    block.fields["avg_turns_idk"] = _turns(value)
-    if count:
-        count = count.strip().rstrip(")")
-        if not count.startswith("count:"):
-            raise _Malformed(text)
-        block.fields["num_idk"] = _int(count[6:])
-
-
-def _search_attempts(block: _Eval, text: str) -> None:
-    block.fields["avg_search_attempts"] = _float(text)
-
-
-def _saved(block: _Eval, text: str) -> None:
-    block.extra["stats_file"] = text
-    match = EVAL_FILE.search(text)
-    if match is not None:
-        block.file_step = _int(match.group(1))
-
-
-def _marker(block: _Eval, text: str) -> None:
-    """A block's title line (handled by the caller)."""
-
-
-EVAL_FIELDS: tuple[tuple[str, Callable[[_Eval, str], None]], ...] = (
-    ("EVALUATION RESULTS", _marker),
-    ("Detailed Rubric Statistics", _marker),
-    ("Checkpoint:", _checkpoint),
-    ("Accuracy:", _accuracy),
-    ("Beat control:", _beat),
-    ("Time taken:", _eval_time),
-    ("Average reward:", _average),
-    ("Median reward:", _median),
-    ("Range:", _range),
-    ("Reward range:", _range),
-    ("Attempted answers:", _rubric_count("attempted_answer")),
-    ("Found correct email:", _rubric_count("found_correct_email")),
-    ("Read correct email:", _rubric_count("read_correct_email")),
-    ("Repeated searches:", _repeated),
-    ("Avg turns (correct):", _turns_correct),
-    ("Avg turns (I don", _turns_idk),
-    ("Avg search attempts:", _search_attempts),
-    ("Eval stats saved to:", _saved),
-)

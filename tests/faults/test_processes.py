@@ -19,8 +19,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from obs.ingest.landing import FileResult
 from obs.ingest.rollouts import ingest_rollouts
+from obs.ingest.writer import FileResult
 
 from tests.conftest import kill_when, lake_query, run_cli
 from tests.faults.conftest import (

@@ -116,3 +116,52 @@ def test_files_landed_at_their_size_and_time_are_not_read_again(
     third = ingest_rollouts(dumps, lake=lake, run_id="r", iteration=None)
     assert sorted(read) == ["0.jsonl", "1.jsonl"]
     assert [f.status for f in third.files] == ["unchanged", "appended", "unchanged"]
+    # The touched file was found the same and is indexed at its new time: not read again.
+    read.clear()
+    fourth = ingest_rollouts(dumps, lake=lake, run_id="r")
+    assert read == [] and [f.status for f in fourth.files] == ["unchanged"] * 3
+    # A run whose lake was removed by hand lands again, whatever the index says.
+    import shutil
+
+    shutil.rmtree(lake / "_manifest")
+    assert ingest_rollouts(dumps, lake=lake, run_id="r").rows_landed == 25
+
+
+def _locked(lake: Path, run_id: str) -> bool:
+    """Whether some open file description holds the run's ingest lock."""
+    import fcntl
+
+    path = lake / "_locks" / f"{run_id}.lock"
+    if not path.exists():
+        return False
+    with path.open("a+") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        return False
+
+
+def test_the_writer_holds_one_run_lock_at_a_time_unless_strict(tmp_path: Path) -> None:
+    from obs.ingest.writer import FileResult, LakeWriter
+
+    lake = tmp_path / "lake"
+    with LakeWriter(lake, ["b", "a"]) as writer:
+        assert not _locked(lake, "a") and not _locked(lake, "b")
+        with writer.run("a") as landing:
+            assert _locked(lake, "a") and not _locked(lake, "b")
+            assert landing.staging.root.is_dir()
+        assert not _locked(lake, "a") and not landing.staging.root.exists()
+        with writer.run("b"):
+            assert _locked(lake, "b") and not _locked(lake, "a")
+        assert not writer.finish([FileResult(tmp_path, "b", rows_rejected=1)])
+    with LakeWriter(lake, ["b", "a"], strict=True) as writer:
+        assert _locked(lake, "a") and _locked(lake, "b")
+        with writer.run("a") as landing:
+            pass
+        assert _locked(lake, "a") and landing.staging.root.is_dir()  # held until finish
+        bad = FileResult(tmp_path, "a", rows_landed=3, rows_rejected=1)
+        assert writer.finish([bad]) and bad.rows_landed == 0
+        assert bad.note.endswith("nothing published (--strict)")
+    assert not _locked(lake, "a") and not landing.staging.root.exists()

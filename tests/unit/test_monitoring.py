@@ -637,12 +637,16 @@ def test_a_step_file_written_again_lands_its_new_samples(
 
 
 def test_an_odd_run_name_is_refused_in_one_line(tmp_path: Path, invoke: Invoke, lake: Path) -> None:
+    """Every ingest command checks --run the one way: a usage error (exit 2) whose one
+    error line says the rule."""
     folder = tmp_path / "monitoring_data"
     _write_run(folder, steps=2, samples=2)
-    result = invoke(["ingest", "monitoring", folder, "--run", "my run/1"], exit_code=1)
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1
-    assert lines[0].startswith("Error: --run 'my run/1' is not a valid run id: use 1 to 128")
+    result = invoke(["ingest", "monitoring", folder, "--run", "my run/1"], exit_code=2)
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error")]
+    assert len(errors) == 1
+    assert errors[0].startswith(
+        "Error: Invalid value for '--run': 'my run/1' is not a valid run id: use 1 to 128"
+    )
     assert "Traceback" not in result.output
     assert not lake.exists()
     empty = invoke(["ingest", "monitoring", tmp_path / "nothing-here"], exit_code=1)
