@@ -29,17 +29,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from obs.core.identity import RUN_ID_RULE, is_run_id
+from obs.core.lake_layout import TIME_FOLDER, format_time, parse_time, run_folder, time_folder
 from obs.ingest.errors import IngestError
 from obs.ingest.schema import (
     MANIFEST,
     MANIFEST_TABLE,
-    RUN_PARTITION,
-    TIME_PARTITION,
 )
 
 STAGING = "_staging"
 LOCKS = "_locks"
-TIME_FORMAT = "%Y%m%dT%H%M%S%fZ"
 
 
 def check_run_id(run_id: str, *, origin: str = "--run") -> str:
@@ -52,20 +50,12 @@ def check_run_id(run_id: str, *, origin: str = "--run") -> str:
 
 def partition_dir(lake: Path, table: str, run_id: str) -> Path:
     """The Hive partition folder of one run in one lake table."""
-    folder = lake / table / f"{RUN_PARTITION}={check_run_id(run_id)}"
+    folder = lake / table / run_folder(check_run_id(run_id))
     # Run ids cannot hold a separator, so this only guards against a lake
     # path that itself misleads (a symlinked table folder, say).
     if os.path.commonpath([lake.resolve(), folder.resolve()]) != str(lake.resolve()):
         raise IngestError(f"{folder}: outside the lake {lake}; refusing to write there")
     return folder
-
-
-def format_time(moment: datetime) -> str:
-    return moment.strftime(TIME_FORMAT)
-
-
-def parse_time(text: str) -> datetime:
-    return datetime.strptime(text, TIME_FORMAT)
 
 
 def utc_now() -> datetime:
@@ -125,7 +115,7 @@ def publish(lake: Path, table: str, run_id: str, staged: Path, clock: Clock) -> 
     target_root.mkdir(parents=True, exist_ok=True)
     while True:
         moment = clock.next()
-        target = target_root / f"{TIME_PARTITION}={format_time(moment)}"
+        target = target_root / time_folder(moment)
         try:
             # rename() of a folder onto a missing name is atomic; it fails
             # (rather than merging) when the name exists.
@@ -303,9 +293,9 @@ def last_publish_time(lake: Path, run_id: str, tables: list[str]) -> datetime | 
         if not root.is_dir():
             continue
         for folder in root.iterdir():
-            prefix = f"{TIME_PARTITION}="
-            if folder.name.startswith(prefix):
+            found = TIME_FOLDER.match(folder.name)
+            if found:
                 with contextlib.suppress(ValueError):
-                    moment = parse_time(folder.name[len(prefix) :])
+                    moment = parse_time(found.group(1) + "Z")
                     latest = moment if latest is None else max(latest, moment)
     return latest

@@ -37,7 +37,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from obs.ingest import lake as lake_files
-from obs.ingest._workers import WorkerDied, WorkerPool
 from obs.ingest.errors import IngestError
 from obs.ingest.lake import ManifestEntry
 from obs.ingest.numbering import Numbering, Sequencer
@@ -52,6 +51,7 @@ from obs.ingest.readers import (
     snapshot,
 )
 from obs.ingest.schema import REJECT_TABLE, REJECTS
+from obs.ingest.workers import WorkerDied, WorkerPool
 from obs.ingest.writer import (
     SKIPPED,
     WRITE_OPTIONS,

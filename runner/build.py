@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from obs.core.lake_layout import run_folder
 from obs.runner import build_state
 from obs.runner.dbt import Dbt, project_dir
 from obs.runner.errors import DbtError
@@ -51,7 +52,7 @@ def check_lake(lake: Path) -> None:
             f"{lake}: nothing landed in this lake yet; run `obs ingest rollouts PATH` "
             "or `obs ingest metrics PATH` first"
         )
-    old = next((lake / "rollouts").glob("run_id=*/*.parquet"), None)
+    old = next((lake / "rollouts").glob(f"{run_folder('*')}/*.parquet"), None)
     if old is not None:
         raise DbtError(
             f"{old}: this lake was written by an older obs (parts directly under run_id=); "

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from obs.core.lake_layout import TIME_PARTITION, run_folder
 from obs.runner.dbt import project_dir, state_dir
 
 STATE_FILE = "build-state.json"
@@ -90,8 +91,8 @@ def _newest_publish(table: Path) -> str:
     """A hash of the names of every part of the table: any part published changes it."""
     names = sorted(
         f"{run.name}/{part.name}"
-        for run in table.glob("run_id=*")
-        for part in run.glob("ingested_at=*")
+        for run in table.glob(run_folder("*"))
+        for part in run.glob(f"{TIME_PARTITION}=*")
     )
     return hashlib.sha1("\n".join(names).encode()).hexdigest() if names else ""
 

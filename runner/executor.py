@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from obs.core.lake_layout import TIME_FOLDER, part_time_literal, run_of
 from obs.runner.dbt import FAILURE_ROWS
 from obs.runner.plan import DATABASE_PLACEHOLDER, LAKE_PLACEHOLDER, Node, Plan
 
@@ -43,7 +44,6 @@ MARKER = re.compile(
     r"(?:(?P<present>.*?)/\*obs:else\*/(?P<absent>.*?)/\*obs:end\*/)?",
     re.DOTALL,
 )
-PART_TIME = re.compile(r"^ingested_at=(\d{8}T\d{6}\d{6})Z$")
 
 # A listing of the lake: lake table -> run -> part files (relative paths).
 Listing = dict[str, dict[str, set[str]]]
@@ -56,18 +56,19 @@ def list_lake(lake: Path, tables: Iterable[str]) -> Listing:
         runs: dict[str, set[str]] = {}
         folder = lake / table
         try:
-            run_dirs = [e for e in folder.iterdir() if e.name.startswith("run_id=")]
+            run_dirs = [(e, run_of(e.name)) for e in folder.iterdir()]
         except OSError:
             run_dirs = []
-        for run_dir in run_dirs:
-            run = run_dir.name[len("run_id=") :]
+        for run_dir, run in run_dirs:
+            if run is None:
+                continue
             files: set[str] = set()
             try:
                 parts = list(run_dir.iterdir())
             except OSError:
                 continue
             for part in parts:
-                if not PART_TIME.match(part.name):
+                if not TIME_FOLDER.match(part.name):
                     continue
                 try:
                     files.update(
@@ -89,15 +90,6 @@ def listing_record(listing: Listing) -> dict[str, dict[str, list[str]]]:
 
 def listing_from_record(record: Any) -> Listing:
     return {t: {r: set(files) for r, files in runs.items()} for t, runs in record.items()}
-
-
-def part_time(relative: str) -> str:
-    """A part's publish time as a SQL timestamp literal's text."""
-    stamp = relative.split("/")[1][len("ingested_at=") :].rstrip("Z")
-    return (
-        f"{stamp[0:4]}-{stamp[4:6]}-{stamp[6:8]} "
-        f"{stamp[9:11]}:{stamp[11:13]}:{stamp[13:15]}.{stamp[15:21]}"
-    )
 
 
 @dataclass
@@ -125,7 +117,7 @@ def changes_between(now: Listing, before: Listing | None, tables: Iterable[str])
             if held.get(run, set()) - current.get(run, set()):
                 changes.runs[run] = None
             elif new and changes.runs.get(run, "") is not None:
-                oldest = min(part_time(f) for f in new)
+                oldest = min(part_time_literal(f) for f in new)
                 previous = changes.runs.get(run)
                 changes.runs[run] = oldest if previous is None else min(previous, oldest)
     return changes

@@ -215,7 +215,7 @@ def test_a_worker_killed_mid_ingest_costs_nothing(tmp_path: Path) -> None:
     deadline = time.monotonic() + 30
     while victim is None and time.monotonic() < deadline and process.poll() is None:
         found = subprocess.run(
-            ["pgrep", "-P", str(process.pid), "-f", "obs.ingest._workers"],
+            ["pgrep", "-P", str(process.pid), "-f", "obs.ingest.workers"],
             capture_output=True,
             text=True,
         ).stdout.split()

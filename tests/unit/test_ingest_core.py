@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from obs.ingest._workers import WorkerPool
 from obs.ingest.lake import ManifestEntry, read_manifest, write_manifest
 from obs.ingest.landing import SourceFile, _group_counts, _Job
 from obs.ingest.readers import count_lines, last_line_end, read_buffer
+from obs.ingest.workers import WorkerPool
 
 
 def test_the_caller_reads_jobs_no_worker_has_taken() -> None:

@@ -58,7 +58,7 @@ renamed as (
         cast(has_baseline as boolean) as has_baseline,
 
         ---------- timestamps
-        strptime(ingested_at, '%Y%m%dT%H%M%S%fZ') as ingested_at
+        {{ lake_time('ingested_at') }} as ingested_at
 
     from source
 ),

@@ -31,7 +31,7 @@ renamed as (
         case
             when wall_time between 0 and 7258118400 then cast(to_timestamp(wall_time) as timestamp)
         end as wall_time,
-        strptime(ingested_at, '%Y%m%dT%H%M%S%fZ') as ingested_at,
+        {{ lake_time('ingested_at') }} as ingested_at,
         count(distinct ingested_at) over (partition by run_id) as run_parts
 
     from source

@@ -27,7 +27,7 @@ renamed as (
         cast(reward as double) as reward,
 
         ---------- timestamps
-        strptime(ingested_at, '%Y%m%dT%H%M%S%fZ') as ingested_at
+        {{ lake_time('ingested_at') }} as ingested_at
 
     from source
 ),

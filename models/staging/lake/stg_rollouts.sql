@@ -55,7 +55,7 @@ renamed as (
         ---------- timestamps
         {# The part's publish time, from its Hive folder: parts become visible
            in this order, which incremental models rely on. #}
-        strptime(ingested_at, '%Y%m%dT%H%M%S%fZ') as ingested_at
+        {{ lake_time('ingested_at') }} as ingested_at
 
     from source
 )

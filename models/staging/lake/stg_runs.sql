@@ -30,7 +30,7 @@ renamed as (
 
         ---------- timestamps
         cast(created_at as timestamp) as created_at,
-        strptime(ingested_at, '%Y%m%dT%H%M%S%fZ') as ingested_at
+        {{ lake_time('ingested_at') }} as ingested_at
 
     from source
 )

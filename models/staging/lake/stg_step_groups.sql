@@ -47,7 +47,7 @@ renamed as (
         cast(all_filtered as boolean) as all_filtered,
 
         ---------- timestamps
-        strptime(ingested_at, '%Y%m%dT%H%M%S%fZ') as ingested_at
+        {{ lake_time('ingested_at') }} as ingested_at
 
     from source
 ),

@@ -32,7 +32,7 @@ renamed as (
         cast(source_line as bigint) as source_line,
 
         ---------- timestamps
-        strptime(ingested_at, '%Y%m%dT%H%M%S%fZ') as ingested_at
+        {{ lake_time('ingested_at') }} as ingested_at
 
     from source
 ),

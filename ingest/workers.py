@@ -1,6 +1,6 @@
 """Worker processes that read files while the main process decides and publishes.
 
-Each worker is ``python -m obs.ingest._workers``: it reads pickled
+Each worker is ``python -m obs.ingest.workers``: it reads pickled
 ``(function, argument)`` frames on stdin and writes pickled results on stdout.
 Plain subprocesses, not ``multiprocessing``: a worker never imports the
 caller's ``__main__`` (so a script without an ``if __name__ == "__main__"``
@@ -86,7 +86,7 @@ class WorkerPool:
 
     def _start(self) -> subprocess.Popen[bytes]:
         process = subprocess.Popen(
-            [sys.executable, "-m", "obs.ingest._workers"],
+            [sys.executable, "-m", "obs.ingest.workers"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )
