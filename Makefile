@@ -33,6 +33,7 @@ $(CHROMIUM):
 
 demo: install
 	$(BIN)/obs demo
+	@echo "browse it: $(BIN)/obs serve, then open http://127.0.0.1:8765/"
 
 # The linters and the type checker first (about a minute), then the suite on
 # TEST_WORKERS processes (pytest-xdist; a test module's tests stay on one worker,
@@ -49,8 +50,8 @@ test-fast: install
 # The macros are linted inside the models dbt compiles them into (the dbt templater
 # skips a file that holds only macros, so macros/ is not listed).
 lint: install
-	$(BIN)/ruff check ingest reports cli tests bench monitor runner demo core live
-	$(BIN)/ruff format --check ingest reports cli tests bench monitor runner demo core live
+	$(BIN)/ruff check ingest reports cli tests bench monitor runner demo core live serve
+	$(BIN)/ruff format --check ingest reports cli tests bench monitor runner demo core live serve
 	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 		OBS_WAREHOUSE=$$tmp/obs.duckdb OBS_LAKE=$$tmp/lake \
 		DBT_TARGET_PATH=$$tmp/target DBT_LOG_PATH=$$tmp/logs \
@@ -60,9 +61,9 @@ lint: install
 TYPECHECK := $(VENV)/typecheck
 typecheck: install
 	rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)/obs
-	for p in ingest reports cli monitor runner demo core live; do ln -s $(CURDIR)/$$p $(TYPECHECK)/obs/$$p; done
+	for p in ingest reports cli monitor runner demo core live serve; do ln -s $(CURDIR)/$$p $(TYPECHECK)/obs/$$p; done
 	cd $(TYPECHECK) && $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml \
-		-p obs.ingest -p obs.reports -p obs.cli -p obs.monitor -p obs.runner -p obs.demo -p obs.core -p obs.live
+		-p obs.ingest -p obs.reports -p obs.cli -p obs.monitor -p obs.runner -p obs.demo -p obs.core -p obs.live -p obs.serve
 
 bench: install
 	$(BIN)/python bench/run.py

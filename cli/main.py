@@ -27,6 +27,7 @@ COMMANDS = {
     "rewards": "obs.cli.commands.rewards:rewards",
     "alerts": "obs.cli.commands.rewards:alerts",
     "show": "obs.cli.commands.show:show",
+    "serve": "obs.cli.commands.serve:serve",
 }
 
 

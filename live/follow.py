@@ -41,6 +41,12 @@ class Round:
     # the reward alerts of the followed runs not reported before, one line each
     alerts: list[str] = field(default_factory=list)
 
+    def lines(self) -> list[str]:
+        """The round as ``obs watch`` and ``obs serve`` print it: the broken rules, the
+        round's line, then the new alerts."""
+        line = f"[{self.clock}] round {self.number}: {self.line} ({self.seconds:.1f} s)"
+        return [*self.details, line, *self.alerts]
+
 
 def signature(paths: Sequence[Path]) -> Signature:
     """Name, size and modification time of every file under ``paths``: a change in

@@ -107,11 +107,8 @@ def watch(
     with stop.installed():
         while not stop.event.is_set():
             done = follower.round()
-            for detail in done.details:
-                echo_err(detail)
-            echo_err(f"[{done.clock}] round {done.number}: {done.line} ({done.seconds:.1f} s)")
-            for alert in done.alerts:
-                echo_err(alert)
+            for line in done.lines():
+                echo_err(line)
             if rounds is not None and done.number >= rounds:
                 break
             follower.wait(stop.event, max(0.0, every - done.seconds))

@@ -29,6 +29,9 @@ FORBIDDEN = {
     "demo": ("obs.cli", "click", "obs.reports", "obs.ingest", "obs.runner", "obs.monitor"),
     # following a run composes the libraries, never the command line
     "live": ("obs.cli", "click"),
+    # the server reads the marts through obs.reports and follows through obs.live; it
+    # never lands or builds by itself, nor uses the command line
+    "serve": ("obs.cli", "click", "obs.ingest", "obs.demo", "obs.monitor"),
     # the shared contracts build on nothing else of obs
     "core": (
         "obs.cli",

@@ -1,0 +1,129 @@
+"""How the server shares the warehouse with builds: one writer, many readers, no half-built page.
+
+DuckDB lets one process write a database file, and a process that holds it
+open read-only keeps every writer out. So the server never keeps the
+warehouse open:
+
+* a page opens it read-only, runs its queries and closes it (``Access.read``).
+  If a build in another process (``obs build``, ``obs watch``) holds the file,
+  the page waits for the build to end, retrying every 50 ms (up to
+  ``WAIT_SECONDS``): it never sees a half-built state, and a build waits for
+  a page at most the moment its queries take (the build's own wait);
+* while the server follows a run itself, its rounds build in this process:
+  a round takes the ``Gate`` for writing (it waits for the pages being
+  drawn, and pages wait for it), so here too a page sees the warehouse
+  before a round or after it, never during.
+
+``version()`` tells pages that something changed without opening the
+warehouse: the round count of this process, and the build record and
+warehouse file of any other process's build.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from obs.serve.errors import ServeError
+
+T = TypeVar("T")
+
+WAIT_SECONDS = 60.0  # a page waits this long for another process's build
+RETRY_SECONDS = 0.05
+
+
+class Gate:
+    """A readers-writer lock that prefers the writer (a round is never starved by pages)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Condition()
+        self._readers = 0
+        self._writing = False
+        self._waiting_writers = 0
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        with self._lock:
+            while self._writing or self._waiting_writers:
+                self._lock.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._readers -= 1
+                self._lock.notify_all()
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        with self._lock:
+            self._waiting_writers += 1
+            while self._writing or self._readers:
+                self._lock.wait()
+            self._waiting_writers -= 1
+            self._writing = True
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._writing = False
+                self._lock.notify_all()
+
+
+class Access:
+    """Read-only access to one warehouse, shared with builds (module docstring)."""
+
+    def __init__(self, warehouse: Path, lake: Path) -> None:
+        self.warehouse = warehouse
+        self.lake = lake
+        self.gate = Gate()
+        self.rounds = 0  # rounds this process built (a follower bumps it)
+
+    def _open(self) -> Any:
+        import duckdb
+
+        deadline = time.monotonic() + WAIT_SECONDS
+        while True:
+            if not self.warehouse.exists():
+                raise ServeError(
+                    f"{self.warehouse}: no warehouse yet; run `obs build` (or `obs demo`) first"
+                )
+            try:
+                return duckdb.connect(str(self.warehouse), read_only=True)
+            except duckdb.IOException as exc:
+                if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+                    raise ServeError(f"{self.warehouse}: {str(exc).splitlines()[0]}") from exc
+            time.sleep(RETRY_SECONDS)
+
+    def read(self, work: Callable[[Any], T]) -> T:
+        """``work(connection)`` on a read-only connection opened for it and closed after."""
+        with self.gate.reading():
+            con = self._open()
+            try:
+                return work(con)
+            finally:
+                con.close()
+
+    def version(self) -> str:
+        """Changes whenever the warehouse may have: a round here, or a build elsewhere."""
+        stamps = [str(self.rounds)]
+        for path in (self.warehouse, _state_file(self.warehouse)):
+            try:
+                stat = path.stat()
+            except OSError:
+                stamps.append("-")
+                continue
+            stamps.append(f"{stat.st_mtime_ns}.{stat.st_size}")
+        return "-".join(stamps)
+
+
+def _state_file(warehouse: Path) -> Path:
+    """The build record obs writes at the end of every build of ``warehouse``."""
+    from obs.runner.build_state import STATE_FILE
+    from obs.runner.dbt import state_dir
+
+    return state_dir(warehouse) / STATE_FILE

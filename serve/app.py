@@ -1,0 +1,336 @@
+"""The ASGI app: routes, pages, the live version endpoint, the static files.
+
+Built on Starlette (routing, requests, responses, the lifespan) and served
+by uvicorn (``run.py``); no HTTP is parsed here. Every route only reads.
+URL parts are parameters (bound in SQL, matched against known names),
+never SQL text or paths; an unknown run or prompt is a 404 page with one
+line and a link home. Every page is rendered by Jinja with autoescaping
+(prompts and responses are arbitrary model text and show as text), and is
+served with a Content-Security-Policy that runs only obs's own scripts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import time
+import unicodedata
+from collections.abc import AsyncIterator, Callable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
+from obs.core.lake_layout import TIME_FOLDER, parse_time, run_folder
+from obs.reports.page import embed
+from obs.serve import pages
+from obs.serve.access import Access
+from obs.serve.errors import ServeError
+from obs.serve.following import Following
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+        "img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; "
+        "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+}
+STATIC_TYPES = {".js": "text/javascript", ".css": "text/css"}
+# Control characters show as their Unicode pictures (U+2400...), tabs and newlines as they are.
+CONTROL_PICTURES = {c: chr(0x2400 + c) for c in range(32) if chr(c) not in "\n\t"} | {
+    0x7F: "\u2421"
+}
+
+
+def shown(text: object) -> str:
+    """Model text made safe to lay out: control characters as visible pictures (the
+    template escapes the rest)."""
+    value = "" if text is None else str(text)
+    return value.translate(CONTROL_PICTURES)
+
+
+def _count(value: object) -> str:
+    return "-" if value is None else f"{int(value):,}"  # type: ignore[call-overload]
+
+
+def _number(value: object, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    number = float(value)  # type: ignore[arg-type]
+    return f"{number:.{digits}f}" if number == number else "NaN"
+
+
+@functools.cache
+def environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("obs.serve", "templates"),
+        autoescape=select_autoescape(default=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["shown"] = shown
+    env.filters["count"] = _count
+    env.filters["number"] = _number
+    env.filters["figure"] = _figure
+    env.globals["is_rtl"] = lambda text: any(
+        unicodedata.bidirectional(c) in {"R", "AL"} for c in str(text)[:200]
+    )
+    return env
+
+
+def _figure(figure: Any) -> Markup:
+    """A chart's block: its figure JSON (never run as script) and a hash of it, so a
+    live page redraws it only when it changed."""
+    content = embed(figure)
+    digest = hashlib.sha1(str(content).encode()).hexdigest()[:16]
+    return Markup(
+        f'<div class="plot" data-figure-hash="{digest}"></div>'
+        f'<script type="application/json" class="figure">{content}</script>'
+    )
+
+
+class Server:
+    """The app's state: the warehouse access, what it follows, what pages poll."""
+
+    def __init__(self, access: Access, following: Following | None = None) -> None:
+        self.access = access
+        self.following = following
+        self._status: dict[tuple[str, str | None], dict[str, Any]] = {}
+
+    # ------------------------------------------------------------------ rendering
+
+    def page(self, request: Request, template: str, status: int = 200, **values: Any) -> Response:
+        html = (
+            environment()
+            .get_template(template)
+            .render(
+                version=self.access.version(),
+                following=self.following is not None,
+                path=request.url.path,
+                **values,
+            )
+        )
+        return HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
+
+    def not_found(self, request: Request, line: str) -> Response:
+        return self.page(request, "not_found.html", status=404, line=line, title="Not found")
+
+    def read(self, request: Request, work: Callable[[Any], Response]) -> Response:
+        try:
+            return self.access.read(work)
+        except ServeError as exc:
+            return self.page(request, "busy.html", status=503, line=str(exc), title="Unavailable")
+
+    # ------------------------------------------------------------------ pages
+
+    def home(self, request: Request) -> Response:
+        def draw(con: Any) -> Response:
+            found = pages.runs(con)
+            return self.page(request, "home.html", runs=found, title="Runs")
+
+        return self.read(request, draw)
+
+    def run_page(self, request: Request) -> Response:
+        run_id = request.path_params["run"]
+
+        def draw(con: Any) -> Response:
+            found = pages.run(con, run_id)
+            if found is None:
+                return self.not_found(request, f"no run '{run_id}' in this warehouse")
+            return self.page(
+                request,
+                "run.html",
+                run=found,
+                findings=pages.findings(con, run_id),
+                alerts=pages.alerts(con, run_id),
+                title=run_id,
+            )
+
+        return self.read(request, draw)
+
+    def prompt(self, request: Request) -> Response:
+        run_id = request.path_params["run"]
+        prompt_hash = request.path_params["prompt_hash"]
+        iteration = _int_param(request, "iteration")
+        page = _int_param(request, "page") or 1
+
+        def draw(con: Any) -> Response:
+            found = pages.run(con, run_id)
+            if found is None:
+                return self.not_found(request, f"no run '{run_id}' in this warehouse")
+            shown_page = pages.prompt_page(con, run_id, prompt_hash, iteration, page)
+            if shown_page is None:
+                return self.not_found(request, f"run '{run_id}' has no prompt '{prompt_hash}'")
+            return self.page(
+                request,
+                "prompt.html",
+                run=found,
+                p=shown_page,
+                shown_chars=pages.SHOWN,
+                title=f"{run_id}: prompt {prompt_hash}",
+            )
+
+        return self.read(request, draw)
+
+    def response_text(self, request: Request) -> Response:
+        run_id = request.path_params["run"]
+        prompt_hash = request.path_params["prompt_hash"]
+        iteration = _int_param(request, "iteration")
+        sample = _int_param(request, "sample")
+        if iteration is None or sample is None:
+            return self.not_found(request, "give ?iteration=N&sample=M")
+
+        def draw(con: Any) -> Response:
+            text = pages.full_response(con, run_id, prompt_hash, iteration, sample)
+            if text is None:
+                return self.not_found(request, "no such rollout")
+            headers = {**SECURITY_HEADERS, "Content-Disposition": "inline"}
+            return PlainTextResponse(text, headers=headers)
+
+        return self.read(request, draw)
+
+    def findings(self, request: Request) -> Response:
+        def draw(con: Any) -> Response:
+            return self.page(
+                request,
+                "findings.html",
+                findings=pages.findings(con),
+                alerts=pages.alerts(con),
+                title="Findings and alerts",
+            )
+
+        return self.read(request, draw)
+
+    # ------------------------------------------------------------------ live
+
+    def version(self, request: Request) -> Response:
+        """What a page polls: the warehouse's version, and for a run the last iteration or
+        step it landed, when, and how many critical alerts and findings it has."""
+        run_id = request.query_params.get("run") or None
+        version = self.access.version()
+        key = (version, run_id)
+        status = self._status.get(key)
+        if status is None:
+            status = self._run_status(run_id)
+            self._status = {key: status}  # one version at a time is enough
+        return JSONResponse(
+            {"version": version, "now": time.time(), **status}, headers=SECURITY_HEADERS
+        )
+
+    def _run_status(self, run_id: str | None) -> dict[str, Any]:
+        if run_id is None:
+            return {}
+        try:
+            found = self.access.read(lambda con: pages.run(con, run_id))
+        except ServeError:
+            return {}
+        if found is None:
+            return {}
+        if found["last_iteration"] is not None:
+            last = f"iteration {found['last_iteration']}"
+        elif found["last_step"] is not None:
+            last = f"step {found['last_step']}"
+        else:
+            last = ""
+        return {
+            "last": last,
+            "landed_at": landed_at(self.access.lake, run_id),
+            "critical": int(found["alerts_critical"]) + int(found["findings_critical"]),
+        }
+
+    def static(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        if name == "plotly.min.js":
+            cached = {"Cache-Control": "max-age=86400"}
+            return Response(_plotly_js(), media_type="text/javascript", headers=cached)
+        if name not in {"obs.css", "live.js"}:
+            return PlainTextResponse("not found", status_code=404)
+        body = resources.files("obs.serve").joinpath("static", name).read_text()
+        return Response(body, media_type=STATIC_TYPES[Path(name).suffix])
+
+
+def landed_at(lake: Path, run_id: str) -> float | None:
+    """When the run's newest part was published (seconds since the epoch), from the lake's
+    folder names alone."""
+    newest = None
+    try:
+        tables = [t for t in lake.iterdir() if t.is_dir() and not t.name.startswith(".")]
+    except OSError:
+        return None
+    for table in tables:
+        folder = table / run_folder(run_id)
+        try:
+            names = [entry.name for entry in folder.iterdir()]
+        except OSError:
+            continue
+        for name in names:
+            match = TIME_FOLDER.match(name)
+            if match and (newest is None or match.group(1) > newest):
+                newest = match.group(1)
+    if newest is None:
+        return None
+    from datetime import UTC
+
+    return parse_time(newest + "Z").replace(tzinfo=UTC).timestamp()
+
+
+@functools.cache
+def _plotly_js() -> bytes:
+    from plotly.offline import get_plotlyjs
+
+    return get_plotlyjs().encode()
+
+
+def _int_param(request: Request, name: str) -> int | None:
+    text = request.query_params.get(name)
+    if text is None or not text.lstrip("-").isdigit() or len(text) > 18:
+        return None
+    return int(text)
+
+
+def create_app(access: Access, following: Following | None = None) -> Starlette:
+    """The app over ``access``; with ``following``, its rounds run while the app serves."""
+    server = Server(access, following)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if following is not None:
+            following.start()
+        try:
+            yield
+        finally:
+            if following is not None:
+                following.stop()
+
+    async def missing(request: Request, exc: Exception) -> Response:
+        return server.not_found(request, f"no page at {request.url.path}")
+
+    routes = [
+        Route("/", server.home),
+        Route("/findings", server.findings),
+        Route("/runs/{run}", server.run_page),
+        Route("/runs/{run}/prompts/{prompt_hash}", server.prompt),
+        Route("/runs/{run}/prompts/{prompt_hash}/response", server.response_text),
+        Route("/api/version", server.version),
+        Route("/static/{name}", server.static),
+        Route("/favicon.ico", lambda request: Response(status_code=204)),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: missing})
+    app.state.server = server
+    return app
+
+
+def as_json(value: Any) -> str:
+    return json.dumps(value, default=str)

@@ -1,0 +1,55 @@
+"""The server following a run: ``obs watch``'s rounds, in a thread, as the warehouse's writer.
+
+Each round lands what is new under the followed folder, builds what changed
+(``obs.live.Follower``, the same core and the same round line as ``obs
+watch``) and bumps the access's round count, which every open page polls.
+A round holds the ``Gate`` for writing: pages wait for it, and it waits
+for the pages being drawn. ``stop()`` lets the round under way finish.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from obs.live.follow import Follower
+from obs.serve.access import Access
+
+
+class Following:
+    """A thread of rounds over one folder (and tracker histories) into ``access``'s warehouse."""
+
+    def __init__(
+        self,
+        access: Access,
+        path: Path,
+        *,
+        run_id: str | None = None,
+        metrics: tuple[Path, ...] = (),
+        every: float = 10.0,
+        say: Callable[[str], None] = print,
+    ) -> None:
+        self.access = access
+        self.follower = Follower(access.warehouse, access.lake, path, run_id, metrics)
+        self.every = every
+        self.say = say
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="obs-follow", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        """Finish the round under way (its files land whole or not at all), then return."""
+        self.stopping.set()
+        self.thread.join()
+
+    def _run(self) -> None:
+        while not self.stopping.is_set():
+            with self.access.gate.writing():
+                done = self.follower.round()
+                self.access.rounds += 1
+            for line in done.lines():
+                self.say(line)
+            self.follower.wait(self.stopping, max(0.0, self.every - done.seconds))

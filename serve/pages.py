@@ -1,0 +1,149 @@
+"""What each page shows, read from the warehouse: plain data for the templates and figures.
+
+Every value from a URL reaches SQL as a bound parameter (``$run``,
+``$prompt_hash``), never as text of the query; a run or prompt the
+warehouse does not hold is ``None`` here and a 404 page in ``app.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import plotly.graph_objects as go
+
+# A prompt's rollouts are shown this many at a time, each response up to SHOWN characters
+# (the whole text is one click away, as plain text).
+PAGE_SIZE = 20
+SHOWN = 20_000
+PROMPT_HASH = re.compile(r"[0-9a-f]{16}")
+
+
+@functools.cache
+def query(name: str) -> str:
+    return resources.files("obs.serve").joinpath("queries", f"{name}.sql").read_text()
+
+
+def rows(con: Any, name: str, **params: Any) -> list[dict[str, Any]]:
+    """The rows of query ``name`` with ``params`` bound (only those the query names)."""
+    sql = query(name)
+    used = {k: v for k, v in params.items() if f"${k}" in sql}
+    cursor = con.execute(sql, used)
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def runs(con: Any) -> list[dict[str, Any]]:
+    """Every run, as the home page lists it."""
+    return rows(con, "home_runs")
+
+
+def run(con: Any, run_id: str) -> dict[str, Any] | None:
+    """One run's home-page row, or None when the warehouse has no such run."""
+    return next((r for r in runs(con) if r["run_id"] == run_id), None)
+
+
+@dataclass
+class PromptPage:
+    prompt: dict[str, Any]
+    iterations: list[dict[str, Any]]
+    iteration: int
+    rollouts: list[dict[str, Any]]
+    page: int
+    pages: int
+    figure: go.Figure
+
+
+def prompt_page(
+    con: Any, run_id: str, prompt_hash: str, iteration: int | None, page: int
+) -> PromptPage | None:
+    """A prompt of a run: its text, its scores by iteration, a page of its rollouts."""
+    if not PROMPT_HASH.fullmatch(prompt_hash):
+        return None
+    found = rows(con, "prompt", run=run_id, prompt_hash=prompt_hash)
+    if not found:
+        return None
+    iterations = rows(con, "prompt_iterations", run=run_id, prompt_hash=prompt_hash)
+    known = [r["iteration"] for r in iterations]
+    chosen: int = iteration if iteration is not None and iteration in known else known[-1]
+    samples = next(r["n_samples"] for r in iterations if r["iteration"] == chosen)
+    pages = max(1, -(-samples // PAGE_SIZE))
+    page = min(max(page, 1), pages)
+    rollouts = rows(
+        con,
+        "prompt_rollouts",
+        run=run_id,
+        prompt_hash=prompt_hash,
+        iteration=chosen,
+        shown=SHOWN,
+        page_size=PAGE_SIZE,
+        offset=(page - 1) * PAGE_SIZE,
+    )
+    return PromptPage(found[0], iterations, chosen, rollouts, page, pages, _trajectory(iterations))
+
+
+def _trajectory(iterations: list[dict[str, Any]]) -> go.Figure:
+    """The prompt's mean score (with its min-max band) and strict accuracy by iteration."""
+    x = [r["iteration"] for r in iterations]
+    figure = go.Figure()
+    figure.add_trace(
+        go.Scatter(
+            x=x + x[::-1],
+            y=[r["max_score"] for r in iterations] + [r["min_score"] for r in iterations][::-1],
+            fill="toself",
+            line={"width": 0},
+            fillcolor="rgba(31, 119, 180, 0.15)",
+            hoverinfo="skip",
+            name="min to max",
+        )
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=x, y=[r["mean_score"] for r in iterations], name="mean score", mode="lines+markers"
+        )
+    )
+    if any(r["strict_success_rate"] is not None for r in iterations):
+        figure.add_trace(
+            go.Scatter(
+                x=x,
+                y=[r["strict_success_rate"] for r in iterations],
+                name="strict accuracy",
+                mode="lines+markers",
+                yaxis="y2",
+            )
+        )
+    figure.update_layout(
+        title="Score and strict accuracy by iteration",
+        xaxis={"title": "iteration"},
+        yaxis={"title": "score"},
+        yaxis2={"title": "strict accuracy", "overlaying": "y", "side": "right", "range": [0, 1]},
+        legend={"orientation": "h"},
+        margin={"t": 50, "l": 50, "r": 50, "b": 40},
+        height=320,
+    )
+    return figure
+
+
+def findings(con: Any, run_id: str | None = None) -> list[dict[str, Any]]:
+    return rows(con, "findings", run=run_id)
+
+
+def alerts(con: Any, run_id: str | None = None) -> list[dict[str, Any]]:
+    return rows(con, "alerts", run=run_id)
+
+
+def full_response(
+    con: Any, run_id: str, prompt_hash: str, iteration: int, sample: int
+) -> str | None:
+    """One rollout's whole response, or None."""
+    if not PROMPT_HASH.fullmatch(prompt_hash):
+        return None
+    found = con.execute(
+        "select response from stg_rollouts where run_id = $run and prompt_hash = $prompt_hash "
+        "and iteration = $iteration and sample_idx = $sample",
+        {"run": run_id, "prompt_hash": prompt_hash, "iteration": iteration, "sample": sample},
+    ).fetchone()
+    return None if found is None else str(found[0] or "")

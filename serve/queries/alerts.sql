@@ -1,0 +1,13 @@
+-- The reward alerts of every run (or of one), the most severe and the latest first.
+select
+    run_id,
+    step,
+    rule_name,
+    level,
+    metric,
+    message,
+    value,
+    threshold
+from fct_alerts
+where $run is null or run_id = $run
+order by level_rank desc, run_id, step desc

@@ -1,0 +1,87 @@
+-- Every run of the warehouse, one row each: where it came from, how far it got,
+-- what was found, when it last landed. A run has rollouts, a tracker history or both.
+with
+
+rollout_runs as (
+    select
+        run_id,
+        max(iteration) as last_iteration,
+        sum(n_rollouts) as rollouts,
+        max(ingested_through) as rollouts_landed_at
+    from fct_iteration_summary
+    group by run_id
+),
+
+tracker_runs as (
+    select
+        run_id,
+        source,
+        state,
+        last_step,
+        last_logged_at
+    from dim_runs
+),
+
+findings as (
+    select
+        run_id,
+        count(*) filter (where severity = 'critical') as findings_critical,
+        count(*) filter (where severity = 'warning') as findings_warning,
+        count(*) filter (where severity = 'info') as findings_info
+    from fct_run_findings
+    group by run_id
+),
+
+alerts as (
+    select
+        run_id,
+        count(*) filter (where level = 'critical') as alerts_critical,
+        count(*) filter (where level = 'error') as alerts_error,
+        count(*) filter (where level = 'warning') as alerts_warning
+    from fct_alerts
+    group by run_id
+),
+
+reward_runs as (
+    select distinct run_id from fct_reward_steps
+),
+
+agent_runs as (
+    select run_id from fct_eval_steps
+    union
+    select run_id from fct_group_summary
+),
+
+run_ids as (
+    select run_id from rollout_runs
+    union
+    select run_id from tracker_runs
+)
+
+select
+    run_ids.run_id,
+    coalesce(tracker_runs.source, 'rollouts') as source,
+    tracker_runs.state,
+    rollout_runs.last_iteration,
+    tracker_runs.last_step,
+    coalesce(rollout_runs.rollouts, 0) as rollouts,
+    coalesce(findings.findings_critical, 0) as findings_critical,
+    coalesce(findings.findings_warning, 0) as findings_warning,
+    coalesce(findings.findings_info, 0) as findings_info,
+    coalesce(alerts.alerts_critical, 0) as alerts_critical,
+    coalesce(alerts.alerts_error, 0) as alerts_error,
+    coalesce(alerts.alerts_warning, 0) as alerts_warning,
+    rollout_runs.run_id is not null as has_rollouts,
+    tracker_runs.run_id is not null as has_history,
+    reward_runs.run_id is not null as has_rewards,
+    agent_runs.run_id is not null as has_agent,
+    greatest(rollout_runs.rollouts_landed_at, tracker_runs.last_logged_at) as last_landed_at
+from run_ids
+left join rollout_runs on run_ids.run_id = rollout_runs.run_id
+left join tracker_runs on run_ids.run_id = tracker_runs.run_id
+left join findings on run_ids.run_id = findings.run_id
+left join alerts on run_ids.run_id = alerts.run_id
+left join reward_runs on run_ids.run_id = reward_runs.run_id
+left join (select distinct run_id from agent_runs) as agent_runs
+    on run_ids.run_id = agent_runs.run_id
+order by run_ids.run_id

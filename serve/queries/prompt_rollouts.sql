@@ -1,0 +1,14 @@
+-- A page of a prompt's rollouts at one iteration, with their responses (read from the lake).
+select
+    sample_idx,
+    score,
+    prompt_strict_acc,
+    inst_strict_acc,
+    response_chars,
+    left(response, $shown) as response,
+    source_file,
+    source_line
+from stg_rollouts
+where run_id = $run and prompt_hash = $prompt_hash and iteration = $iteration
+order by sample_idx
+limit $page_size offset $offset

@@ -1,0 +1,339 @@
+"""``obs serve`` as a user meets it: a real server process, real HTTP, Debian's Chromium.
+
+The server runs as ``obs serve`` in its own process over a warehouse built by
+the real ``obs ingest`` and ``obs build``; pages are opened in Chromium
+(Playwright) with every request outside the server refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from obs.core.identity import prompt_hash
+
+from tests.conftest import lake_query, run_cli
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+OBS = str(Path(sys.executable).parent / "obs")
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--no-first-run",
+]
+HOSTILE = (
+    "<script>alert(1)</script> and <img src=x onerror=alert(1)> "
+    '</textarea><a href="javascript:alert(2)">link</a> \u202eevil\u202c \x07bell'
+)
+
+
+def _rollout(prompt: str, response: str, score: float, step: int) -> str:
+    return json.dumps({"input": prompt, "output": response, "score": score, "step": step})
+
+
+def _write_iteration(folder: Path, iteration: int, prompts: list[str], samples: int = 3) -> int:
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [
+        _rollout(
+            p,
+            f"{HOSTILE} answer {s}" if "hostile" in p else f"answer {s}",
+            (s + iteration) % 3 / 2,
+            iteration,
+        )
+        for p in prompts
+        for s in range(samples)
+    ]
+    (folder / f"{iteration}.jsonl").write_text("".join(line + "\n" for line in lines))
+    return len(lines)
+
+
+PROMPTS = ["plain prompt one", "plain prompt two", f"hostile prompt {HOSTILE}"]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def _server(
+    lake: Path, warehouse: Path, log: Path, *extra: str, port: int | None = None
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    port = port or _free_port()
+    command = [
+        OBS,
+        *("--lake", str(lake), "--warehouse", str(warehouse)),
+        *("serve", "--port", str(port), *extra),
+    ]
+    handle = log.open("w")
+    process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(base + "/api/version", timeout=5).read()
+                break
+            except (urllib.error.URLError, ConnectionError):
+                assert process.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.1)
+        yield base, process
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=120)
+        handle.close()
+
+
+def _get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("serve")
+    lake, warehouse, dumps = root / "lake", root / "obs.duckdb", root / "dumps"
+    for iteration in range(3):
+        _write_iteration(dumps, iteration, PROMPTS)
+    settings = ["--lake", lake, "--warehouse", warehouse]
+    run_cli([*settings, "ingest", "rollouts", dumps, "--run", "grpo-1", "-q"])
+    run_cli([*settings, "build", "--quiet"])
+    return {"root": root, "lake": lake, "warehouse": warehouse, "dumps": dumps}
+
+
+@contextmanager
+def _browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def _open(browser: Any, base: str) -> tuple[Any, list[str], list[str]]:
+    """A page that may reach only the server; its console errors and dialogs."""
+    page = browser.new_page()
+    errors: list[str] = []
+    dialogs: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.route(
+        "**/*",
+        lambda route: route.continue_() if route.request.url.startswith(base) else route.abort(),
+    )
+    return page, errors, dialogs
+
+
+def _until(check: Any, timeout: float, what: str) -> float:
+    """Seconds until ``check()`` holds (polled from here: the page's CSP refuses eval)."""
+    started = time.monotonic()
+    while not check():
+        assert time.monotonic() - started < timeout, f"never: {what}"
+        time.sleep(0.1)
+    return time.monotonic() - started
+
+
+def _status(page: Any) -> str:
+    return str(page.locator("#live-status").text_content() or "")
+
+
+def test_every_page_draws_and_model_text_shows_as_text(built: dict[str, Path]) -> None:
+    hostile = prompt_hash(PROMPTS[2])
+    plain = prompt_hash(PROMPTS[0])
+    with (
+        _server(built["lake"], built["warehouse"], built["root"] / "a.log") as (base, _),
+        _browser() as browser,
+    ):
+        page, errors, dialogs = _open(browser, base)
+        page.goto(base + "/")
+        assert page.locator("table.runs tbody tr").count() == 1
+        assert page.locator("table.runs a", has_text="grpo-1").count() == 1
+        page.goto(base + "/runs/grpo-1")
+        assert page.locator("h1").inner_text() == "Run grpo-1"
+        page.goto(base + "/findings")
+        page.goto(f"{base}/runs/grpo-1/prompts/{plain}")
+        page.wait_for_selector(".plot .main-svg")
+        assert page.locator("table tbody tr").count() == 3  # one row per iteration
+        # The hostile prompt and its responses: the text, never markup or script.
+        page.goto(f"{base}/runs/grpo-1/prompts/{hostile}?iteration=1")
+        page.wait_for_selector(".plot .main-svg")
+        shown = page.locator("pre.prompt").inner_text()
+        assert "<script>alert(1)</script>" in shown and "<img src=x onerror=alert(1)>" in shown
+        assert "\u2407bell" in shown  # the bell as its visible picture
+        assert page.locator("pre.response").count() == 3
+        assert "</textarea><a href=" in page.locator("pre.response").first.inner_text()
+        assert page.locator("main img, main a[href^='javascript']").count() == 0
+        page.wait_for_timeout(1200)  # a poll or two of the live script
+        assert dialogs == [] and errors == [], (dialogs, errors)
+
+
+def test_unknown_run_and_prompt_get_a_404_page_with_a_way_home(built: dict[str, Path]) -> None:
+    with _server(built["lake"], built["warehouse"], built["root"] / "b.log") as (base, _):
+        for path, line in [
+            ("/runs/nope", "no run 'nope' in this warehouse"),
+            ("/runs/x'%20or%20'1'='1", "no run &#39;x&#39; or &#39;1&#39;=&#39;1&#39; in this"),
+            ("/runs/grpo-1/prompts/0000000000000000", "has no prompt '0000000000000000'"),
+            ("/runs/grpo-1/prompts/..%2F..%2Fetc", "no page at /runs/grpo-1/prompts/../../etc"),
+            ("/nothing/here", "no page at /nothing/here"),
+        ]:
+            status, body = _get(base + path)
+            assert status == 404, path
+            assert line.replace("'", "&#39;") in body or line in body, (path, body)
+            assert '<a href="/">All runs</a>' in body
+        status, body = _get(base + "/static/..%2Fapp.py")
+        assert status == 404 and "create_app" not in body
+        status, _ = _get(base + "/api/version?run=%27%3B%20drop%20table%20dim_runs")
+        assert status == 200
+    with duckdb.connect(str(built["warehouse"]), read_only=True) as con:
+        assert con.execute("select count(*) from dim_prompts").fetchone() == (3,)
+
+
+def test_a_build_beside_the_server_succeeds_and_open_pages_show_it(
+    built: dict[str, Path], tmp_path: Path
+) -> None:
+    lake, warehouse, dumps = built["lake"], built["warehouse"], built["dumps"]
+    plain = prompt_hash(PROMPTS[0])
+    settings = ["--lake", str(lake), "--warehouse", str(warehouse)]
+    with _server(lake, warehouse, tmp_path / "c.log") as (base, _), _browser() as browser:
+        page, errors, _dialogs = _open(browser, base)
+        page.goto(f"{base}/runs/grpo-1/prompts/{plain}")
+        page.wait_for_selector(".plot .main-svg")
+        page.evaluate("window.__not_reloaded = true")
+        assert page.locator("table tbody tr").count() == 3
+        _write_iteration(dumps, 3, PROMPTS)
+        ingest = subprocess.run(
+            [OBS, *settings, "ingest", "rollouts", str(dumps), "--run", "grpo-1", "-q"],
+            capture_output=True,
+            text=True,
+        )
+        assert ingest.returncode == 0, ingest.stderr
+        build = subprocess.run([OBS, *settings, "build", "--quiet"], capture_output=True, text=True)
+        assert build.returncode == 0, build.stderr
+        _until(lambda: page.locator("table tbody tr").count() == 4, 30, "a fourth iteration")
+        assert page.evaluate("window.__not_reloaded") is True
+        assert errors == []
+
+
+def test_following_a_run_shows_a_new_iteration_without_a_reload(tmp_path: Path) -> None:
+    dumps, lake, warehouse = tmp_path / "dumps", tmp_path / "lake", tmp_path / "w" / "obs.duckdb"
+    _write_iteration(dumps, 0, PROMPTS[:2])
+    log = tmp_path / "serve.log"
+    with (
+        _server(lake, warehouse, log, str(dumps), "--run", "live", "--every", "30") as (
+            base,
+            process,
+        ),
+        _browser() as browser,
+    ):
+        deadline = time.monotonic() + 60
+        while "round 1:" not in log.read_text():
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+        page, errors, _dialogs = _open(browser, base)
+        page.goto(f"{base}/runs/live")
+        page.evaluate("window.__not_reloaded = true")
+        _until(lambda: "iteration 0 landed" in _status(page), 10, "iteration 0 in the header")
+        _write_iteration(dumps, 1, PROMPTS[:2])
+        seconds = _until(lambda: "iteration 1 landed" in _status(page), 30, "iteration 1")
+        assert page.evaluate("window.__not_reloaded") is True
+        assert errors == []
+        assert seconds < 15, seconds
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=120) == 0
+    output = log.read_text()
+    assert "round 2: +6 rows from 1 file(s); live: 2 iterations (0-1)" in output, output
+    assert lake_query(lake, "rollouts", "select count(*) from t") == [(12,)]
+
+
+def test_sigterm_mid_round_leaves_lake_and_warehouse_whole(tmp_path: Path) -> None:
+    dumps, lake, warehouse = tmp_path / "dumps", tmp_path / "lake", tmp_path / "w" / "obs.duckdb"
+    written = sum(
+        _write_iteration(dumps, i, [f"prompt {p}" for p in range(40)], samples=8) for i in range(6)
+    )
+    log = tmp_path / "serve.log"
+    port = _free_port()
+    command = [
+        OBS,
+        *("--lake", str(lake), "--warehouse", str(warehouse)),
+        *("serve", str(dumps), "--run", "big", "--port", str(port)),
+    ]
+    with log.open("w") as handle:
+        process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
+        _until(lambda: "obs serve: http://" in log.read_text(), 60, "the server up")
+        time.sleep(1.0)  # the first round under way (landing or building)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=120) == 0, log.read_text()
+    assert "SIGTERM: stopping after this round" in log.read_text()
+    assert list(lake.glob("_staging/*")) == []
+    landed = lake_query(lake, "rollouts", "select count(*) from t")[0][0]
+    assert landed in {0, written}  # the round's files land whole or not at all
+    if warehouse.exists():
+        with duckdb.connect(str(warehouse), read_only=True) as con:
+            tables = {
+                row[0]
+                for row in con.execute(
+                    "select table_name from information_schema.tables"
+                ).fetchall()
+            }
+            if "fct_iteration_summary" in tables:
+                in_marts = con.execute(
+                    "select coalesce(sum(n_rollouts), 0) from fct_iteration_summary"
+                ).fetchone()
+                assert in_marts is not None and in_marts[0] in {0, landed}
+
+
+def test_a_busy_port_is_refused_in_one_line(built: dict[str, Path], tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [OBS, "--warehouse", str(built["warehouse"]), "serve", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 1
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines == [
+        f"Error: 127.0.0.1:{port}: Address already in use (another obs serve or program "
+        "uses it?); stop it or pass --port N"
+    ], done.stderr
+
+
+def test_listening_beyond_this_machine_says_who_can_read(
+    built: dict[str, Path], tmp_path: Path
+) -> None:
+    log = tmp_path / "d.log"
+    port = _free_port()
+    with _server(built["lake"], built["warehouse"], log, "--host", "0.0.0.0", port=port):
+        pass
+    text = log.read_text()
+    assert text.count("anyone who can reach port") == 1, text
+    assert os.path.exists(built["warehouse"])
