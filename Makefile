@@ -3,23 +3,33 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+DEV_STAMP := $(VENV)/.dev-stamp
 WANDB_WRITERS := 0.19.11 0.31.0
 
-.PHONY: install browser demo test test-fast lint typecheck bench clean
+.PHONY: install dev browser demo test test-fast lint typecheck bench clean
 
+# What running obs needs (obs, its engines, the serve extra): about 700 MB. The
+# stamps are rebuilt when the project's dependencies change.
 install: $(STAMP)
 
-# The stamp is rebuilt when the project's dependencies change.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip setuptools wheel
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e ".[serve]"
 	@test -x $(BIN)/obs && test -x $(BIN)/dbt && test -x $(BIN)/duckdb
+	touch $(STAMP)
+
+# The test toolchain on top: pytest, the linters, the tracker writers the tests write
+# files with (torch, transformers, W&B, TensorBoard, MLflow), Playwright, kaleido.
+dev: $(DEV_STAMP)
+
+$(DEV_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	# W&B writers of two SDK releases, beside the reader: the tests write offline runs with each
 	for v in $(WANDB_WRITERS); do \
 		$(BIN)/python -m pip install --quiet --no-warn-conflicts --target $(VENV)/writers/wandb-$$v wandb==$$v || exit 1; \
 	done
-	touch $(STAMP)
+	touch $(DEV_STAMP)
 
 # The browser tests and PNG export use Debian's Chromium; install it when missing.
 CHROMIUM := /usr/bin/chromium
@@ -39,17 +49,17 @@ demo: install
 # TEST_WORKERS processes (pytest-xdist; a test module's tests stay on one worker,
 # so its shared warehouse is built once). TEST_WORKERS=0 runs it in one process.
 TEST_WORKERS ?= 2
-test: install browser lint typecheck
+test: dev browser lint typecheck
 	$(BIN)/python -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 
-test-fast: install
+test-fast: dev
 	$(BIN)/python -m pytest -m "not integration and not slow"
 
 # sqlfluff (.sqlfluff): its dbt templater compiles each model against a throwaway warehouse
 # and lake (some macros query them), so nothing lands in lake/, warehouse/ or target/.
 # The macros are linted inside the models dbt compiles them into (the dbt templater
 # skips a file that holds only macros, so macros/ is not listed).
-lint: install
+lint: dev
 	$(BIN)/ruff check ingest reports cli tests bench monitor runner demo core live serve
 	$(BIN)/ruff format --check ingest reports cli tests bench monitor runner demo core live serve
 	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
@@ -59,13 +69,13 @@ lint: install
 
 # mypy on the import names (obs.ingest, ...): a folder of links maps them onto the checkout.
 TYPECHECK := $(VENV)/typecheck
-typecheck: install
+typecheck: dev
 	rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)/obs
 	for p in ingest reports cli monitor runner demo core live serve; do ln -s $(CURDIR)/$$p $(TYPECHECK)/obs/$$p; done
 	cd $(TYPECHECK) && $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml \
 		-p obs.ingest -p obs.reports -p obs.cli -p obs.monitor -p obs.runner -p obs.demo -p obs.core -p obs.live -p obs.serve
 
-bench: install
+bench: dev
 	$(BIN)/python bench/run.py
 
 clean:
