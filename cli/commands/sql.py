@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import json
+import math
 import shutil
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import click
@@ -24,12 +29,33 @@ def _duckdb_shell() -> str:
     return found
 
 
+def _text(value: object) -> object:
+    """A value for CSV or JSON: NULL stays null (an empty CSV field), NaN and infinities
+    become the words NaN, Infinity and -Infinity (neither format has them)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    return value
+
+
+def _json_value(value: object) -> object:
+    """Decimals as JSON numbers; dates, times and the rest as their text."""
+    return float(value) if isinstance(value, Decimal) else str(value)
+
+
 @click.command()
 @click.argument("query", required=False)
 @format_option("table", "csv", "json", default="table")
 @pass_settings
 def sql(settings: Settings, query: str | None, output_format: str) -> None:
     """Run QUERY on the warehouse and print the result; no QUERY opens the DuckDB shell.
+
+    The table format is DuckDB's own (as its shell prints it): NULL shows as
+    NULL, NaN as nan, an empty result as its header and "0 rows", a long one
+    its first and last rows and how many there are (csv and json print every
+    row). In csv a
+    NULL is an empty field; in csv and json NaN and infinities are the words
+    NaN, Infinity and -Infinity. An error is DuckDB's, with its suggestions
+    (Did you mean ...?, Candidate bindings).
 
     \b
     Example:
@@ -40,7 +66,7 @@ def sql(settings: Settings, query: str | None, output_format: str) -> None:
     if query is None:
         if not settings.warehouse.is_file():
             raise click.ClickException(
-                f"{settings.warehouse}: no warehouse yet; run `obs build` first"
+                f"{settings.warehouse.resolve()}: no warehouse yet; run `obs build` first"
             )
         shell = _duckdb_shell()
         code = subprocess.call([shell, "-readonly", str(settings.warehouse)])
@@ -51,15 +77,21 @@ def sql(settings: Settings, query: str | None, output_format: str) -> None:
         relation = con.sql(query)
         if relation is None:
             return
-        frame = relation.df()
+        if output_format == "table":
+            click.echo(str(relation).rstrip("\n"))
+            return
+        names = relation.columns
+        rows = relation.fetchall()
     except duckdb.Error as exc:
-        raise click.ClickException(str(exc).splitlines()[0]) from exc
+        raise click.ClickException(str(exc).strip()) from exc
     finally:
         con.close()
     if output_format == "csv":
-        click.echo(frame.to_csv(index=False), nl=False)
-    elif output_format == "json":
-        click.echo(frame.to_json(orient="records", date_format="iso"))
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(names)
+        writer.writerows([_text(v) for v in row] for row in rows)
+        click.echo(out.getvalue(), nl=False)
     else:
-        with_width = frame.to_string(index=False, max_colwidth=60)
-        click.echo(with_width)
+        records = [{n: _text(v) for n, v in zip(names, row, strict=True)} for row in rows]
+        click.echo(json.dumps(records, default=_json_value, ensure_ascii=False))

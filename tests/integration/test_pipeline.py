@@ -228,6 +228,25 @@ def test_sql_command_prints_query_result(built: dict[str, Path]) -> None:
     assert bad.stderr.startswith("Error: Catalog Error: Table with name no_such_table")
 
 
+def test_sql_shows_null_nan_and_empty_results_as_duckdb_does(built: dict[str, Path]) -> None:
+    base = ["--lake", built["lake"], "--warehouse", built["warehouse"]]
+    query = "select 'a' as t, null::varchar as missing, 'nan'::double as n, 1.5 as x"
+    table = run_cli([*base, "sql", query]).stdout.splitlines()
+    assert [cell.strip() for cell in table[4].split("│")[1:-1]] == ["a", "NULL", "nan", "1.5"]
+    assert "NaN" not in "\n".join(table) and "None" not in "\n".join(table)
+    empty = run_cli([*base, "sql", "select iteration from fct_iteration_summary where false"])
+    assert "Empty DataFrame" not in empty.stdout
+    assert empty.stdout.split()[-2:] == ["0", "rows"] and "iteration" in empty.stdout
+    csv = run_cli([*base, "sql", "--format", "csv", query]).stdout.splitlines()
+    assert csv == ["t,missing,n,x", "a,,NaN,1.5"]
+    as_json = run_cli([*base, "sql", "--format", "json", query]).stdout
+    assert json.loads(as_json) == [{"t": "a", "missing": None, "n": "NaN", "x": 1.5}]
+    typo = run_cli([*base, "sql", "select * from fct_iteration_summry"], exit_code=1)
+    assert 'Did you mean "fct_iteration_summary"?' in typo.stderr
+    column = run_cli([*base, "sql", "select iteratio from fct_iteration_summary"], exit_code=1)
+    assert "Candidate bindings" in column.stderr
+
+
 def test_incremental_build_touches_only_new_iterations(tmp_path: Path) -> None:
     dumps = tmp_path / "dumps"
     shutil.copytree(DATA / "ifeval_small", dumps)

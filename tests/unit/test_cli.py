@@ -167,3 +167,12 @@ def test_the_parse_cache_of_one_checkout_is_never_used_by_another(
     theirs, seed = obs_dbt._parse_cache(warehouse, lake)
     assert theirs != mine
     assert seed is None
+
+
+def test_an_unknown_command_names_the_closest_one(invoke: Invoke) -> None:
+    typo = invoke(["summery"], exit_code=2)
+    assert (
+        typo.stderr.splitlines()[-1] == "Error: no command 'summery'; did you mean `obs summary`?"
+    )
+    far = invoke(["zzz"], exit_code=2)
+    assert far.stderr.splitlines()[-1] == "Error: no command 'zzz'; see `obs --help`"
