@@ -95,12 +95,15 @@ def run_build(dbt: Dbt, dbt_args: Sequence[str] = (), unit_tests: bool = False) 
     return build(dbt, dbt_args, unit_tests).models
 
 
-def build(dbt: Dbt, dbt_args: Sequence[str] = (), unit_tests: bool = False) -> BuildSummary:
+def build(
+    dbt: Dbt, dbt_args: Sequence[str] = (), unit_tests: bool = False, dbt_log: bool = True
+) -> BuildSummary:
     """One build: obs's executor runs the compiled plan; dbt builds what it does not run.
 
     dbt builds when asked for its unit tests, given a selection or an
     argument the executor does not take, or when the project holds a node
     the executor does not run (``obs.runner.plan``), or with OBS_ENGINE=dbt.
+    ``dbt_log``: dbt's own log on stdout when it builds (else its errors only).
     """
     started = time.perf_counter()
     if not unit_tests:
@@ -121,6 +124,8 @@ def build(dbt: Dbt, dbt_args: Sequence[str] = (), unit_tests: bool = False) -> B
                 "obs",
                 time.perf_counter() - started,
             )
+    if not dbt_log and not {"-q", "--quiet"} & set(dbt_args):
+        dbt_args = ["--quiet", *dbt_args]  # dbt's errors only
     return _dbt_build(dbt, dbt_args, unit_tests, started)
 
 

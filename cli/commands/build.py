@@ -20,10 +20,12 @@ def run_build(dbt: Dbt, settings: Settings, dbt_args: tuple[str, ...], unit_test
     return build_summary(dbt, dbt_args, unit_tests).models
 
 
-def build_summary(dbt: Dbt, dbt_args: tuple[str, ...], unit_tests: bool) -> BuildSummary:
+def build_summary(
+    dbt: Dbt, dbt_args: tuple[str, ...], unit_tests: bool, dbt_log: bool = True
+) -> BuildSummary:
     """``run_build`` with what the build did."""
     try:
-        return build_what_changed(dbt, dbt_args, unit_tests)
+        return build_what_changed(dbt, dbt_args, unit_tests, dbt_log)
     except BuildFailed as failed:
         for line in failed.failures:
             echo_err(f"  {line}")
@@ -42,10 +44,20 @@ def build_summary(dbt: Dbt, dbt_args: tuple[str, ...], unit_tests: bool) -> Buil
     help="Compile the project for obs's executor and build nothing (the first build "
     "of each project version does this by itself).",
 )
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Show dbt's own log when dbt builds (by default only its errors).",
+)
 @click.argument("dbt_args", nargs=-1, type=click.UNPROCESSED)
 @pass_settings
 def build(
-    settings: Settings, unit_tests: bool, compile_only: bool, dbt_args: tuple[str, ...]
+    settings: Settings,
+    unit_tests: bool,
+    compile_only: bool,
+    verbose: bool,
+    dbt_args: tuple[str, ...],
 ) -> None:
     """Build the models downstream of what landed since the last build, and test them.
 
@@ -60,8 +72,9 @@ def build(
     first build of each project version compiles it with dbt, a few seconds).
     With --select, --exclude, --unit-tests or other dbt arguments, or
     OBS_ENGINE=dbt, dbt builds instead; --vars and --full-refresh work on
-    either. Progress and a summary go to stderr (dbt's log when dbt builds);
-    stdout gets the warehouse path. Exit 1 when a model or test fails, with
+    either. A progress line (on a terminal) and a summary go to stderr; when
+    dbt builds, only its errors (-v: its whole log). stdout gets the
+    warehouse path. Exit 1 when a model or test fails, with
     one line per broken rule.
 
     \b
@@ -87,7 +100,9 @@ def build(
         return
     with friendly_errors(settings.debug):
         check_lake(settings.lake)
-        done = build_summary(Dbt(settings.warehouse, settings.lake), dbt_args, unit_tests)
+        done = build_summary(
+            Dbt(settings.warehouse, settings.lake), dbt_args, unit_tests, dbt_log=verbose
+        )
     if done.models == 0:
         echo_err(
             "up to date: nothing landed since the last build "

@@ -126,10 +126,13 @@ def test_odd_run_names_round_trip_through_the_build(tmp_path: Path, run: str) ->
     base = ["--lake", lake, "--warehouse", warehouse]
     run_cli([*base, "ingest", "eval-logs", tmp_path / "run" / "eval_logs", "--run", run])
     run_cli([*base, "ingest", "trainer-log", tmp_path / "run" / "train.log", "--run", run])
-    built = run_cli([*base, "build", "--select", "+fct_eval_steps", "+fct_turn_summary"])
+    built = run_cli([*base, "build", "-v", "--select", "+fct_eval_steps", "+fct_turn_summary"])
     # (a test of the rollout marts reads stg_rollouts too: with a selection it must not run)
     assert "Completed successfully" in built.stderr
     assert "\x1b[" not in built.stderr  # dbt's log is plain text when stderr is no terminal
+    # Without -v dbt says nothing but its errors: one line of obs's.
+    again = run_cli([*base, "build", "--select", "fct_eval_steps"])
+    assert re.fullmatch(r"built with dbt in \d+\.\d s\n", again.stderr), again.stderr
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
         steps = con.execute("select run_id, count(*) from fct_eval_steps group by 1").fetchall()

@@ -46,7 +46,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     assert "16 rows landed, 2 rejected" in ingest.stdout
     # --unit-tests: dbt's unit tests (the SQL on hand-made rows) run here, in
     # `make test`; an everyday `obs build` leaves them out.
-    build = run_cli([*base, "build", "--unit-tests"])
+    build = run_cli([*base, "build", "-v", "--unit-tests"])
     assert build.stdout.strip() == str(warehouse)
     finished = [line for line in build.stderr.splitlines() if "Finished running" in line]
     # Every unit test the project declares ran (each declares its `model:` once).
