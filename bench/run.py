@@ -44,6 +44,12 @@ watch         ``obs watch`` (--every 1) on a fresh lake and warehouse over a
               older than the look-back window, the late dump appears in the
               folder: the seconds until its iteration
               is in the marts (goal < 2 s), and that round's own seconds.
+serve         ``obs serve`` following a folder of the 25 history dumps (bench/
+              serving.py): the home page and the run's page in Chromium
+              (first chart drawn < 1 s), a prompt page's server time
+              (< 0.3 s), 20 page loads at once (p95 < 2 s, server RSS
+              < 1 GB), and the late dump appearing -> the open page shows
+              it without a reload (< 3 s). --no-serve skips it.
 build-again   ``obs build`` right after a build: nothing new landed (the fixed
               cost of a build with nothing to do).
 build-nothing ``obs build --select <nothing>``: the fixed cost of a build
@@ -155,6 +161,7 @@ import duckdb
 import histories  # bench/histories.py (the script's folder is on sys.path)
 import nodes  # bench/nodes.py
 import proctree  # bench/proctree.py
+import serving  # bench/serving.py
 import track_step  # bench/track_step.py
 from obs.demo.rollouts import DemoSpec, write_demo_run
 
@@ -785,6 +792,27 @@ def track_step_goals(found: dict) -> list[Goal]:
     ]
 
 
+def serve_goals(served: dict | None) -> list[Goal]:
+    """The serve stage's goals (bench/serving.py); not run: one row saying so."""
+    if served is None:
+        return [goal("S", "obs serve", None, "", "", lambda v: True, [], "--no-serve")]
+    return [
+        goal("S", "serve: home page loaded (s)", served.get("home_first_chart_seconds"),
+             "{:.2f}", "< 1 s", lambda v: v < 1, []),
+        goal("S", "serve: a run's page, first chart drawn (s)",
+             served.get("run_first_chart_seconds"), "{:.2f}", "< 1 s", lambda v: v < 1, []),
+        goal("S", "serve: a prompt page, server time (s)", served.get("prompt_seconds"),
+             "{:.3f}", "< 0.3 s", lambda v: v < 0.3, []),
+        goal("S", f"serve: {served.get('concurrent_loads')} page loads at once, p95 (s)",
+             served.get("concurrent_p95_seconds"), "{:.2f}", "< 2 s", lambda v: v < 2, []),
+        goal("S", "serve: server peak RSS during them (MB)", served.get("server_peak_rss_mb"),
+             "{:.0f}", "< 1024", lambda v: v < 1024, []),
+        goal("S", "serve: late dump appears -> open page shows it, no reload (s)",
+             served.get("live_seconds") if served.get("live_without_reload") else None,
+             "{:.2f}", "< 3 s", lambda v: v < 3, []),
+    ]  # fmt: skip
+
+
 def print_goals(goals: list[Goal], bench: Bench) -> None:
     width = max(len(g.name) for g in goals)
     print(f"\n{'#':<2} {'goal':<{width}} {'figure':>10} {'target':>9}  status")
@@ -832,6 +860,7 @@ def main() -> None:
         "--no-nodes", action="store_true", help="skip the node-count stage (two dbt builds)"
     )
     parser.add_argument("--reward-rows", type=int, default=200_000, help="0 to skip")
+    parser.add_argument("--no-serve", action="store_true", help="skip the serve stage")
     parser.add_argument(
         "--history-runs", type=int, default=20, help="run histories to land (default 20)"
     )
@@ -892,6 +921,9 @@ def main() -> None:
     again = bench.measure("build-again", obs(lake, warehouse, "build"), cold["expected"][1])
     nothing = bench.measure("build-nothing", obs(lake, warehouse, "build", "--select", NOTHING))
     watched = watch_latency(main_run, out / "watch")
+    served = (
+        None if args.no_serve else serving.measure([str(BIN / "obs")], main_run, out / "serve", RUN)
+    )
     node_results = None if args.no_nodes else node_growth(bench, lake, main_run, out / "nodes")
 
     rewarded: list[Stage] = []
@@ -1107,6 +1139,7 @@ def main() -> None:
             lambda v: True,
             [],
         ),
+        *serve_goals(served),
         goal(
             "4",
             "render-dashboard, whole run (s)",
@@ -1267,6 +1300,7 @@ def main() -> None:
         "large": plain(large),
         "render": {"dashboard_bytes": dashboard.stat().st_size if dashboard.exists() else None},
         "watch": watched,
+        "serve": served,
         "fixed_cost_seconds": nothing.seconds,
         "build_again_seconds": again.seconds,
         "nodes": {
