@@ -294,6 +294,8 @@ def test_a_folder_lands_every_point_once_and_again_nothing(
 
     again = ingest(invoke, trackio_dir)
     assert again["points_landed"] == 0 and len(lake_points(lake)) == LOGGED
+    # not even read: the read left an empty -wal beside each database, which is no change
+    assert [f["status"] for f in again["file_results"]] == ["unchanged", "unchanged"]
     named = ingest(invoke, trackio_dir, "--format", "trackio")
     assert named["points_landed"] == 0
     assert len(lake_query(lake, "runs", "select * from t")) == 3
@@ -351,6 +353,21 @@ def test_a_single_database_or_the_folder_above_lands_and_run_overrides_the_id(
     mine = ingest(invoke, trackio_dir / "sft-base.db", "--run", "mine")
     assert mine["points_landed"] == len(SFT)
     assert [p[1:] for p in lake_points(lake) if p[0] == "mine"][:1] == [(0, "loss", 1.0)]
+
+
+def test_format_trackio_reads_only_the_trackio_projects_beside_other_logs(
+    trackio_dir: Path, tmp_path: Path, invoke: Invoke, lake: Path
+) -> None:
+    home = tmp_path / "home"
+    (home / "verl").mkdir()
+    (home / "verl" / "metrics.jsonl").write_text('{"step": 0, "loss": 3.5}\n')
+
+    only = ingest(invoke, home, "--format", "trackio")
+
+    assert only["points_landed"] == LOGGED
+    assert {p[0].split(".")[0] for p in lake_points(lake)} == {"grpo-ifeval", "sft-base"}
+    both = ingest(invoke, home)
+    assert both["points_landed"] == 1 and ("verl", 0, "loss", 3.5) in lake_points(lake)
 
 
 def test_a_damaged_or_foreign_database_is_one_line_and_the_others_land(
