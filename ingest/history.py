@@ -87,6 +87,7 @@ READERS = (
     "wandb_files",
     "tensorboard_files",
     "mlflow_store",
+    "trackio",
     "trl_state",
     "jsonl_metrics",
     "reward_monitor",

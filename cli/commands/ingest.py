@@ -279,8 +279,9 @@ def _payload(result: IngestResult, settings: Settings) -> dict[str, object]:
     "run_id",
     callback=run_id_callback,
     help="Land every run found under PATH as this one run (default: the id each source "
-    "gives: the W&B run id, the TensorBoard run folder, the MLflow run id, the TRL output "
-    "folder, the JSONL file's name, the reward monitor's folder).",
+    "gives: the W&B run id, the TensorBoard run folder, the MLflow run id, <project>.<run "
+    "name> for Trackio, the TRL output folder, the JSONL file's name, the reward monitor's "
+    "folder).",
 )
 @click.option(
     "--format",
@@ -288,7 +289,7 @@ def _payload(result: IngestResult, settings: Settings) -> dict[str, object]:
     default="auto",
     show_default=True,
     help="Read only this kind of source: auto, wandb, wandb-export, wandb-csv, tensorboard, "
-    "trl, mlflow, jsonl, reward-monitor, eval-logs, trainer-log.",
+    "trl, mlflow, trackio, jsonl, reward-monitor, eval-logs, trainer-log.",
 )
 @click.option(
     "--strict",
@@ -308,13 +309,15 @@ def metrics(
     as_json: bool,
     quiet: bool,
 ) -> None:
-    """Land run histories: W&B, TensorBoard, TRL, MLflow, JSON-lines logs, reward monitors.
+    """Land run histories: W&B, TensorBoard, TRL, MLflow, Trackio, JSON-lines logs, reward monitors.
 
     PATH is a file or a folder; a folder may hold many runs of many trackers.
     Lands every scalar as (run, step, key, value, wall time) in the lake's
     `metrics` table (NaN and Infinity kept) and each run's name, state, tags,
     config and summary in `runs`; a reward monitor's per-sample rewards land
-    in `reward_samples`. Media, tables and histograms are not metrics: the
+    in `reward_samples`. A Trackio folder (or one <project>.db) is opened
+    read-only, so a run still writing is not disturbed; its alerts land in
+    the run's summary. Media, tables and histograms are not metrics: the
     summary line counts what was skipped. Ingesting again lands only the
     steps the run does not hold yet.
 
@@ -325,6 +328,7 @@ def metrics(
       obs ingest metrics runs/ --format tensorboard   # a folder of TensorBoard runs
       obs ingest metrics trl-out/ --run trl-gsm8k     # trainer_state.json files
       obs ingest metrics mlruns/                      # an MLflow file store
+      obs ingest metrics ~/.cache/huggingface/trackio # Trackio projects
       obs ingest metrics outputs/metrics.jsonl --run verl-gsm8k
       obs ingest metrics monitoring_data/ --run grpo-1  # a GRPO reward monitor's folder
     """
