@@ -6,7 +6,7 @@
 // blocks come from the server's escaped HTML, and status lines are set as text.
 (function () {
   "use strict";
-  var POLL_MS = 500;
+  var POLL_MS = 250;
   var versionMeta = document.querySelector('meta[name="obs-version"]');
   var runMeta = document.querySelector('meta[name="obs-run"]');
   var version = versionMeta ? versionMeta.content : "";
