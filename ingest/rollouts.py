@@ -3,8 +3,14 @@
 Formats (a folder may mix them; each file says by its name what it is):
 
 * iteration dumps, ``{N}.jsonl`` / ``.jsonl.gz`` (verl's ``rollout_data_dir``,
-  IFEval+GRPO dumps): ``input``, ``output``, ``score``, ... one rollout a line;
-* verl validation dumps, ``val_{N}.jsonl``: land in the run ``<run>:val``;
+  IFEval+GRPO dumps): ``input``, ``output``, ``score``, ... one rollout a line.
+  verl's V1 trainer (``trainer.use_v1``, its default) adds ``uid``
+  (``{uuid}_{session}_{output}``, its TransferQueue key; see
+  ``rollout_values.VERL_UID``): the rollout's ``group_id`` is the uuid, the
+  prompt's GRPO group at that step, and ``uid`` itself stays in ``extra``;
+* verl validation dumps, ``val_{N}.jsonl``: land in the run ``<run>:val``
+  (the V1 trainer writes them as ``{N}.jsonl`` into ``validation_data_dir``:
+  ingest that folder with ``--run <run>:val``);
 * NeMo-RL ``train_data_step{N}.jsonl`` (and ``val_data_step{N}.jsonl`` into
   ``<run>:val``): every value wrapped in a one-element list, the conversation in
   ``content``;
@@ -13,6 +19,10 @@ Formats (a folder may mix them; each file says by its name what it is):
   per reward function, ``advantage``;
 * rollout tables: any other ``.parquet`` / ``.jsonl`` file with ``prompt``,
   ``response``, ``reward`` (or scored at ingest with ``--reward``).
+
+``group_id`` holds the trainer's group of a rollout where the source names it
+(verl's uid, an agent's ``group_id``, which also stays
+in ``extra`` for the agentic marts); the marts group by prompt.
 
 The row rules live in ``RolloutBuilder``; the landing core (``landing.py``) does
 the rest. Nothing here computes analytics.
@@ -49,6 +59,7 @@ from obs.ingest.rollout_values import (
     as_texts,
     kind_of,
     unwrap_nemo,
+    verl_group,
 )
 from obs.ingest.rollouts_fast import applies, fast_rollouts
 from obs.ingest.schema import (
@@ -257,6 +268,7 @@ class RolloutBuilder:
             fixed=self.options.iteration,
             path=str(source.path.resolve()),
             threads=threads,
+            uid_groups=source.format == "dump",
         )
 
     def _number(self, iteration: int, prompt_hash: str) -> int:
@@ -436,6 +448,31 @@ class RolloutBuilder:
         self._instructions(picks, extra, out)
         if not AGENT_ROLLOUT_FIELDS.isdisjoint(extra):
             _agent_fields(extra)
+        # The trainer's group: an agent's group_id (kept in extra too, where the
+        # agentic marts read it), else the group of a verl dump's uid.
+        group = extra.get("group_id")
+        uid = extra.get("uid")
+        if group is None and source.format == "dump" and isinstance(uid, str):
+            group = verl_group(uid)
+        out[10] = case
+        return self._finish(
+            out, iteration, prompt, response, score, rewards, extra, group, path, line
+        )
+
+    def _finish(
+        self,
+        out: list[Any],
+        iteration: int,
+        prompt: str,
+        response: str,
+        score: float,
+        rewards: list[tuple[str, float]] | None,
+        extra: dict[str, Any],
+        group: str | None,
+        path: str,
+        line: int,
+    ) -> tuple[Any, ...]:
+        """The columns every rollout fills the same way, then the row (numbered: it lands)."""
         prompt_hash = self._hash(prompt)
         out[0] = iteration
         out[1] = prompt_hash
@@ -443,13 +480,13 @@ class RolloutBuilder:
         out[4] = prompt
         out[5] = response
         out[6] = score
-        out[10] = case
         out[20] = rewards or None
         text = finite_json(extra) if extra else None
         out[21] = None if text == "{}" else text
         out[22] = path
         out[23] = line
         out[24] = len(response)
+        out[25] = group
         return tuple(out)
 
     @staticmethod
@@ -560,8 +597,9 @@ assert [
         "source_file",
         "source_line",
         "response_chars",
+        "group_id",
     )
-] == list(range(17, 25))
+] == list(range(17, 26))
 _SLOTS: dict[str, tuple[str, int]] = {
     **{name: ("prompt", rank) for rank, name in enumerate(PROMPT_FIELDS)},
     **{name: ("response", rank) for rank, name in enumerate(RESPONSE_FIELDS)},
