@@ -17,11 +17,15 @@ Formats (a folder may mix them; each file says by its name what it is):
 * TRL ``completions_{step}.parquet`` (GRPOTrainer's ``log_completions``, in
   ``<output_dir>/completions/``): ``step``, ``prompt``, ``completion``, one column
   per reward function, ``advantage``;
+* prime-rl's episode traces, ``rollouts/step_{N}/{train|eval}/{all|effective}/
+  traces.jsonl`` in its run folder (found from the run folder or its
+  ``rollouts/``): one rollout per trace of the policy, eval into ``<run>:val``;
+  see ``traces.py`` for the record and the rules;
 * rollout tables: any other ``.parquet`` / ``.jsonl`` file with ``prompt``,
   ``response``, ``reward`` (or scored at ingest with ``--reward``).
 
 ``group_id`` holds the trainer's group of a rollout where the source names it
-(verl's uid, an agent's ``group_id``, which also stays
+(verl's uid, prime-rl's ``group.id``, an agent's ``group_id``, which also stays
 in ``extra`` for the agentic marts); the marts group by prompt.
 
 The row rules live in ``RolloutBuilder``; the landing core (``landing.py``) does
@@ -41,6 +45,7 @@ import numpy as np
 import pyarrow as pa
 from obs.core.identity import prompt_hash
 from obs.ingest import lake as lake_files
+from obs.ingest import traces
 from obs.ingest.errors import IngestError
 from obs.ingest.landing import (
     FileResult,
@@ -117,9 +122,15 @@ def _match(name: str) -> tuple[str, str, str, int] | None:
 
 
 def default_run_id(path: Path) -> str:
-    """The run id when ``--run`` is not given: the folder's (or table's) name."""
+    """The run id when ``--run`` is not given: the folder's (or table's) name.
+
+    prime-rl's traces name their run folder: the one holding ``rollouts/``.
+    """
     path = path.resolve()
-    if path.is_dir():
+    run_folder = traces.run_name(path)
+    if run_folder is not None:
+        name = run_folder
+    elif path.is_dir():
         name = path.parent.name if path.name == "completions" else path.name
     elif _match(path.name):
         parent = path.parent
@@ -154,14 +165,24 @@ def plan_rollouts(
         if matched:
             fmt, reader, suffix, number = matched
             return [SourceFile(path, run_id + suffix, reader, fmt, number)]
+        if path.name == traces.TRACES_FILE:
+            place = traces.layout(path)
+            return [SourceFile(path, run_id + place.run_suffix, "jsonl", "traces", place.step)]
         if path.name.lower().endswith(TABLE_SUFFIXES):
             reader = "parquet" if path.name.lower().endswith(".parquet") else "jsonl"
             return [SourceFile(path, run_id, reader, "table", None)]
         raise IngestError(
-            f"{path}: unknown format; expected a folder of {{N}}.jsonl dumps, "
-            "a .parquet or a .jsonl rollout table"
+            f"{path}: unknown format; expected a folder of {{N}}.jsonl dumps, a run "
+            "folder, a traces.jsonl, a .parquet or a .jsonl rollout table"
         )
     found: list[tuple[int, str, SourceFile]] = []
+    root = traces.rollouts_root(path)
+    if root is not None:
+        for place in traces.find(root, wanted):
+            assert place.step is not None
+            run = run_id + place.run_suffix
+            source = SourceFile(place.path, run, "jsonl", "traces", place.step)
+            found.append((place.step, str(place.path), source))
     folders = [path]
     if (path / "completions").is_dir():
         folders.append(path / "completions")
@@ -182,8 +203,9 @@ def plan_rollouts(
             raise IngestError(f"{path}: none of the iterations {listed} has a dump file here")
         raise IngestError(
             f"{path}: no rollout files here ({{N}}.jsonl dumps, val_{{N}}.jsonl, "
-            "train_data_step{N}.jsonl, completions_{N}.parquet); "
-            "point at a dump folder or pass one rollout table file"
+            "train_data_step{N}.jsonl, completions_{N}.parquet, "
+            "rollouts/step_{N}/train/all/traces.jsonl); "
+            "point at a dump folder or a run folder, or pass one rollout table file"
         )
     found.sort(key=lambda item: (item[0], item[1]))
     return [source for _, _, source in found]
@@ -297,6 +319,10 @@ class RolloutBuilder:
                 rejects.append(Reject(record.line, reason, record.raw or raw_of(record.value)))
             else:
                 good.append(record)
+        if source.format == "traces":
+            episodes = self._trace_rows(source, good, rejects)
+            rejects.sort(key=lambda r: r.line)
+            return _to_table(episodes), rejects
         if source.format == "nemo":
             for record in good:
                 record.value = unwrap_nemo(record.value)
@@ -316,6 +342,63 @@ class RolloutBuilder:
             rows.append(row)
         rejects.sort(key=lambda r: r.line)
         return _to_table(rows), rejects
+
+    def _trace_rows(
+        self, source: SourceFile, records: list[Record], rejects: list[Reject]
+    ) -> list[tuple[Any, ...]]:
+        """prime-rl episode records: one row per trace of the policy (see traces.py).
+
+        An episode lands whole or not at all: a reason to reject one of its
+        traces rejects its line.
+        """
+        subset = traces.layout(source.path).subset
+        path = str(source.path.resolve())
+        rows: list[tuple[Any, ...]] = []
+        for record in records:
+            try:
+                found = traces.rollouts_of(record.value, subset)
+                iteration = self._trace_iteration(source, found[0].step)
+            except RowError as exc:
+                raw = record.raw or raw_of(record.value)
+                rejects.append(Reject(record.line, exc.reason, raw, exc.fixable_by))
+                continue
+            if self.tokenizer is not None:
+                encodings = self.tokenizer.encode_batch([r.response for r in found])
+                for rollout, encoding in zip(found, encodings, strict=True):
+                    rollout.extra["response_tokens"] = len(encoding.ids)
+            for rollout in found:
+                out: list[Any] = [None] * _WIDTH
+                out[3] = rollout.data_idx
+                rows.append(
+                    self._finish(
+                        out,
+                        iteration,
+                        rollout.prompt,
+                        rollout.response,
+                        rollout.score,
+                        rollout.rewards,
+                        rollout.extra,
+                        rollout.group_id,
+                        path,
+                        record.line,
+                    )
+                )
+        return rows
+
+    def _trace_iteration(self, source: SourceFile, step: Any) -> int:
+        """The step_N of the file's place, else the episode's run.work.step, else --iteration."""
+        if source.claimed_iteration is not None:
+            return source.claimed_iteration
+        number = as_int("run.work.step", step)
+        if number is None:
+            number = self.options.iteration
+        if number is None:
+            raise RowError(
+                "no iteration: the file is not in rollouts/step_N/... and the episode has no "
+                "run.work.step",
+                fixable_by="--iteration N",
+            )
+        return number
 
     def _score(self, records: list[Record], rejects: list[Reject]) -> list[Record]:
         from obs.ingest.rewards import score_rows  # here: the ingest workers never score
@@ -732,6 +815,11 @@ def ingest_rollouts(
         load_tokenizer(tokenizer)  # a bad file fails before any file is read
     options = RolloutOptions(iteration=iteration, reward=reward, tokenizer=tokenizer)
     plan = plan_rollouts(path, run, iterations=iterations, iteration=iteration)
+    if reward is not None and any(source.format == "traces" for source in plan):
+        raise IngestError(
+            f"{path}: --reward scores rows that carry no reward; prime-rl traces carry "
+            "their own (ingest them without --reward)"
+        )
     return land(
         plan, RolloutFactory(options), lake, strict=strict, on_file=on_file, workers=workers
     )

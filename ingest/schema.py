@@ -81,7 +81,8 @@ ROLLOUT_TABLE = TableSpec(
         Column(
             "group_id",
             pa.string(),
-            "the trainer's group of the rollout (verl's uid group, an agent's group_id)",
+            "the trainer's group of the rollout (verl's uid group, prime-rl's group.id, "
+            "an agent's group_id)",
         ),
     ),
 )
