@@ -14,6 +14,7 @@ import pytest
 from obs.ingest.errors import IngestError
 from obs.ingest.history import ingest_metrics
 from obs.ingest.rollouts import default_run_id, ingest_rollouts, plan_rollouts
+from obs.ingest.trackers import jsonl_metrics
 
 from tests.conftest import lake_query, lake_rows, prompt_hash
 from tests.data.run_writers import (
@@ -348,3 +349,19 @@ def test_metrics_jsonl_beside_the_traces_is_a_run_history(run_dir: Path, lake: P
         (1, "time/step", 9.5, 1754000021.0, "jsonl"),
         (1, "train/agg/all/agent/reward/mean", 0.75, 1754000021.0, "jsonl"),
     ]
+
+
+def test_metric_log_search_never_opens_episode_files(
+    run_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A step's episode file can be gigabytes; the search for metric logs skips it by name."""
+    opened: list[str] = []
+    real = jsonl_metrics._is_log
+
+    def spy(path: Path) -> bool:
+        opened.append(path.name)
+        return real(path)
+
+    monkeypatch.setattr(jsonl_metrics, "_is_log", spy)
+    assert [path.name for _, path in jsonl_metrics.find(run_dir)] == ["metrics.jsonl"]
+    assert opened == ["metrics.jsonl"]
