@@ -19,7 +19,19 @@ NUMBER_LIMIT = 1e100
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 JSON_NUMBER = re.compile(r"^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$")
 
-# Source field -> canonical column, for the typed optional fields.
+# verl's V1 trainer dumps each rollout's key as ``uid``: ``{uuid}_{session}_{output}``,
+# where the uuid names the prompt's GRPO group (a fresh one every step), the session
+# is one of its n samples and the output one of the session's outputs (0 unless its
+# agent loop returns several). The group is the uid without the last two numbers;
+# a uid of another shape is a group by itself. (Both patterns: the same match.)
+VERL_UID = re.compile(r"(.+)_[0-9]+_[0-9]+", re.DOTALL)
+VERL_UID_RE2 = r"(?s)^(?P<group>.+)_[0-9]+_[0-9]+$"
+
+
+def verl_group(uid: str) -> str:
+    """The GRPO group a verl uid names (see VERL_UID)."""
+    found = VERL_UID.fullmatch(uid)
+    return found.group(1) if found else uid
 
 
 def kind_of(value: object) -> str:

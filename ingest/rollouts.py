@@ -3,16 +3,30 @@
 Formats (a folder may mix them; each file says by its name what it is):
 
 * iteration dumps, ``{N}.jsonl`` / ``.jsonl.gz`` (verl's ``rollout_data_dir``,
-  IFEval+GRPO dumps): ``input``, ``output``, ``score``, ... one rollout a line;
-* verl validation dumps, ``val_{N}.jsonl``: land in the run ``<run>:val``;
+  IFEval+GRPO dumps): ``input``, ``output``, ``score``, ... one rollout a line.
+  verl's V1 trainer (``trainer.use_v1``, its default) adds ``uid``
+  (``{uuid}_{session}_{output}``, its TransferQueue key; see
+  ``rollout_values.VERL_UID``): the rollout's ``group_id`` is the uuid, the
+  prompt's GRPO group at that step, and ``uid`` itself stays in ``extra``;
+* verl validation dumps, ``val_{N}.jsonl``: land in the run ``<run>:val``
+  (the V1 trainer writes them as ``{N}.jsonl`` into ``validation_data_dir``:
+  ingest that folder with ``--run <run>:val``);
 * NeMo-RL ``train_data_step{N}.jsonl`` (and ``val_data_step{N}.jsonl`` into
   ``<run>:val``): every value wrapped in a one-element list, the conversation in
   ``content``;
 * TRL ``completions_{step}.parquet`` (GRPOTrainer's ``log_completions``, in
   ``<output_dir>/completions/``): ``step``, ``prompt``, ``completion``, one column
   per reward function, ``advantage``;
+* prime-rl's episode traces, ``rollouts/step_{N}/{train|eval}/{all|effective}/
+  traces.jsonl`` in its run folder (found from the run folder or its
+  ``rollouts/``): one rollout per trace of the policy, eval into ``<run>:val``;
+  see ``traces.py`` for the record and the rules;
 * rollout tables: any other ``.parquet`` / ``.jsonl`` file with ``prompt``,
   ``response``, ``reward`` (or scored at ingest with ``--reward``).
+
+``group_id`` holds the trainer's group of a rollout where the source names it
+(verl's uid, prime-rl's ``group.id``, an agent's ``group_id``, which also stays
+in ``extra`` for the agentic marts); the marts group by prompt.
 
 The row rules live in ``RolloutBuilder``; the landing core (``landing.py``) does
 the rest. Nothing here computes analytics.
@@ -31,6 +45,7 @@ import numpy as np
 import pyarrow as pa
 from obs.core.identity import prompt_hash
 from obs.ingest import lake as lake_files
+from obs.ingest import traces
 from obs.ingest.errors import IngestError
 from obs.ingest.landing import (
     FileResult,
@@ -49,6 +64,7 @@ from obs.ingest.rollout_values import (
     as_texts,
     kind_of,
     unwrap_nemo,
+    verl_group,
 )
 from obs.ingest.rollouts_fast import applies, fast_rollouts
 from obs.ingest.schema import (
@@ -106,9 +122,15 @@ def _match(name: str) -> tuple[str, str, str, int] | None:
 
 
 def default_run_id(path: Path) -> str:
-    """The run id when ``--run`` is not given: the folder's (or table's) name."""
+    """The run id when ``--run`` is not given: the folder's (or table's) name.
+
+    prime-rl's traces name their run folder: the one holding ``rollouts/``.
+    """
     path = path.resolve()
-    if path.is_dir():
+    run_folder = traces.run_name(path)
+    if run_folder is not None:
+        name = run_folder
+    elif path.is_dir():
         name = path.parent.name if path.name == "completions" else path.name
     elif _match(path.name):
         parent = path.parent
@@ -143,14 +165,24 @@ def plan_rollouts(
         if matched:
             fmt, reader, suffix, number = matched
             return [SourceFile(path, run_id + suffix, reader, fmt, number)]
+        if path.name == traces.TRACES_FILE:
+            place = traces.layout(path)
+            return [SourceFile(path, run_id + place.run_suffix, "jsonl", "traces", place.step)]
         if path.name.lower().endswith(TABLE_SUFFIXES):
             reader = "parquet" if path.name.lower().endswith(".parquet") else "jsonl"
             return [SourceFile(path, run_id, reader, "table", None)]
         raise IngestError(
-            f"{path}: unknown format; expected a folder of {{N}}.jsonl dumps, "
-            "a .parquet or a .jsonl rollout table"
+            f"{path}: unknown format; expected a folder of {{N}}.jsonl dumps, a run "
+            "folder, a traces.jsonl, a .parquet or a .jsonl rollout table"
         )
     found: list[tuple[int, str, SourceFile]] = []
+    root = traces.rollouts_root(path)
+    if root is not None:
+        for place in traces.find(root, wanted):
+            assert place.step is not None
+            run = run_id + place.run_suffix
+            source = SourceFile(place.path, run, "jsonl", "traces", place.step)
+            found.append((place.step, str(place.path), source))
     folders = [path]
     if (path / "completions").is_dir():
         folders.append(path / "completions")
@@ -171,8 +203,9 @@ def plan_rollouts(
             raise IngestError(f"{path}: none of the iterations {listed} has a dump file here")
         raise IngestError(
             f"{path}: no rollout files here ({{N}}.jsonl dumps, val_{{N}}.jsonl, "
-            "train_data_step{N}.jsonl, completions_{N}.parquet); "
-            "point at a dump folder or pass one rollout table file"
+            "train_data_step{N}.jsonl, completions_{N}.parquet, "
+            "rollouts/step_{N}/train/all/traces.jsonl); "
+            "point at a dump folder or a run folder, or pass one rollout table file"
         )
     found.sort(key=lambda item: (item[0], item[1]))
     return [source for _, _, source in found]
@@ -257,6 +290,7 @@ class RolloutBuilder:
             fixed=self.options.iteration,
             path=str(source.path.resolve()),
             threads=threads,
+            uid_groups=source.format == "dump",
         )
 
     def _number(self, iteration: int, prompt_hash: str) -> int:
@@ -285,6 +319,10 @@ class RolloutBuilder:
                 rejects.append(Reject(record.line, reason, record.raw or raw_of(record.value)))
             else:
                 good.append(record)
+        if source.format == "traces":
+            episodes = self._trace_rows(source, good, rejects)
+            rejects.sort(key=lambda r: r.line)
+            return _to_table(episodes), rejects
         if source.format == "nemo":
             for record in good:
                 record.value = unwrap_nemo(record.value)
@@ -304,6 +342,63 @@ class RolloutBuilder:
             rows.append(row)
         rejects.sort(key=lambda r: r.line)
         return _to_table(rows), rejects
+
+    def _trace_rows(
+        self, source: SourceFile, records: list[Record], rejects: list[Reject]
+    ) -> list[tuple[Any, ...]]:
+        """prime-rl episode records: one row per trace of the policy (see traces.py).
+
+        An episode lands whole or not at all: a reason to reject one of its
+        traces rejects its line.
+        """
+        subset = traces.layout(source.path).subset
+        path = str(source.path.resolve())
+        rows: list[tuple[Any, ...]] = []
+        for record in records:
+            try:
+                found = traces.rollouts_of(record.value, subset)
+                iteration = self._trace_iteration(source, found[0].step)
+            except RowError as exc:
+                raw = record.raw or raw_of(record.value)
+                rejects.append(Reject(record.line, exc.reason, raw, exc.fixable_by))
+                continue
+            if self.tokenizer is not None:
+                encodings = self.tokenizer.encode_batch([r.response for r in found])
+                for rollout, encoding in zip(found, encodings, strict=True):
+                    rollout.extra["response_tokens"] = len(encoding.ids)
+            for rollout in found:
+                out: list[Any] = [None] * _WIDTH
+                out[3] = rollout.data_idx
+                rows.append(
+                    self._finish(
+                        out,
+                        iteration,
+                        rollout.prompt,
+                        rollout.response,
+                        rollout.score,
+                        rollout.rewards,
+                        rollout.extra,
+                        rollout.group_id,
+                        path,
+                        record.line,
+                    )
+                )
+        return rows
+
+    def _trace_iteration(self, source: SourceFile, step: Any) -> int:
+        """The step_N of the file's place, else the episode's run.work.step, else --iteration."""
+        if source.claimed_iteration is not None:
+            return source.claimed_iteration
+        number = as_int("run.work.step", step)
+        if number is None:
+            number = self.options.iteration
+        if number is None:
+            raise RowError(
+                "no iteration: the file is not in rollouts/step_N/... and the episode has no "
+                "run.work.step",
+                fixable_by="--iteration N",
+            )
+        return number
 
     def _score(self, records: list[Record], rejects: list[Reject]) -> list[Record]:
         from obs.ingest.rewards import score_rows  # here: the ingest workers never score
@@ -436,6 +531,31 @@ class RolloutBuilder:
         self._instructions(picks, extra, out)
         if not AGENT_ROLLOUT_FIELDS.isdisjoint(extra):
             _agent_fields(extra)
+        # The trainer's group: an agent's group_id (kept in extra too, where the
+        # agentic marts read it), else the group of a verl dump's uid.
+        group = extra.get("group_id")
+        uid = extra.get("uid")
+        if group is None and source.format == "dump" and isinstance(uid, str):
+            group = verl_group(uid)
+        out[10] = case
+        return self._finish(
+            out, iteration, prompt, response, score, rewards, extra, group, path, line
+        )
+
+    def _finish(
+        self,
+        out: list[Any],
+        iteration: int,
+        prompt: str,
+        response: str,
+        score: float,
+        rewards: list[tuple[str, float]] | None,
+        extra: dict[str, Any],
+        group: str | None,
+        path: str,
+        line: int,
+    ) -> tuple[Any, ...]:
+        """The columns every rollout fills the same way, then the row (numbered: it lands)."""
         prompt_hash = self._hash(prompt)
         out[0] = iteration
         out[1] = prompt_hash
@@ -443,13 +563,13 @@ class RolloutBuilder:
         out[4] = prompt
         out[5] = response
         out[6] = score
-        out[10] = case
         out[20] = rewards or None
         text = finite_json(extra) if extra else None
         out[21] = None if text == "{}" else text
         out[22] = path
         out[23] = line
         out[24] = len(response)
+        out[25] = group
         return tuple(out)
 
     @staticmethod
@@ -560,8 +680,9 @@ assert [
         "source_file",
         "source_line",
         "response_chars",
+        "group_id",
     )
-] == list(range(17, 25))
+] == list(range(17, 26))
 _SLOTS: dict[str, tuple[str, int]] = {
     **{name: ("prompt", rank) for rank, name in enumerate(PROMPT_FIELDS)},
     **{name: ("response", rank) for rank, name in enumerate(RESPONSE_FIELDS)},
@@ -694,6 +815,11 @@ def ingest_rollouts(
         load_tokenizer(tokenizer)  # a bad file fails before any file is read
     options = RolloutOptions(iteration=iteration, reward=reward, tokenizer=tokenizer)
     plan = plan_rollouts(path, run, iterations=iterations, iteration=iteration)
+    if reward is not None and any(source.format == "traces" for source in plan):
+        raise IngestError(
+            f"{path}: --reward scores rows that carry no reward; prime-rl traces carry "
+            "their own (ingest them without --reward)"
+        )
     return land(
         plan, RolloutFactory(options), lake, strict=strict, on_file=on_file, workers=workers
     )

@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 from obs.core.identity import prompt_hash
+from obs.ingest.rollout_values import VERL_UID_RE2
 from obs.ingest.schema import AGENT_ROLLOUT_FIELDS, ROLLOUT_TABLE
 
 # Fields read with the type the rules demand; a value of another type fails the parse.
@@ -375,12 +376,14 @@ def fast_rollouts(
     fixed: int | None,
     path: str,
     threads: bool = True,
+    uid_groups: bool = False,
 ) -> pa.Table | None:
     """The canonical rollouts of content[start:end], or None when the rules need row by row.
 
     Every line of the chunk is one row (``_lines`` and the row count prove it).
     ``threads``: parse with all cores; when files are read side by side, one
     thread each costs less in all (the reader's threads hand blocks about).
+    ``uid_groups``: a text ``uid`` names the rollout's group (verl's dumps).
     """
     chunk = memoryview(content)[start:end]
     lines = _lines(chunk)
@@ -480,8 +483,18 @@ def fast_rollouts(
         "source_file": _repeat(path, rows),
         "source_line": _int64s(np.arange(first_line, first_line + rows, dtype=np.int64)),
         "response_chars": pc.cast(pc.utf8_length(response), pa.int64()),
+        "group_id": _uid_groups(table, rows) if uid_groups else pa.nulls(rows, pa.string()),
     }
     return pa.table(columns).cast(ROLLOUT_TABLE.schema)
+
+
+def _uid_groups(table: pa.Table, rows: int) -> pa.Array:
+    """group_id from a text ``uid`` (rollout_values.verl_group, in bulk); null where none."""
+    if "uid" not in table.column_names or not pa.types.is_string(table.schema.field("uid").type):
+        return pa.nulls(rows, pa.string())
+    uids = table.column("uid").combine_chunks()
+    parts = pc.extract_regex(uids, VERL_UID_RE2)
+    return pc.coalesce(pc.struct_field(parts, "group"), uids)  # (null where no match)
 
 
 def _prompt_hashes(encoded: pa.DictionaryArray) -> tuple[pa.Array, np.ndarray, int]:

@@ -78,6 +78,12 @@ ROLLOUT_TABLE = TableSpec(
         Column("source_file", pa.string(), "absolute path of the source file"),
         Column("source_line", pa.int64(), "1-based line or row in the source file"),
         Column("response_chars", pa.int64(), "characters in the response"),
+        Column(
+            "group_id",
+            pa.string(),
+            "the trainer's group of the rollout (verl's uid group, prime-rl's group.id, "
+            "an agent's group_id)",
+        ),
     ),
 )
 
@@ -115,6 +121,7 @@ MANIFEST_TABLE = TableSpec(
 
 # A multi-turn agent's rollout fields. They are no columns: they stay in a
 # rollout's ``extra`` (the agentic marts read them there), checked at ingest.
+# ``group_id`` is also copied into the rollout's ``group_id`` column.
 TURN_LISTS = ("turn_advantages", "turn_rewards")  # one number per turn
 AGENT_COUNTS = ("num_turns", "max_turns", "total_tokens", "trainable_tokens")
 AGENT_ROLLOUT_FIELDS = frozenset({*TURN_LISTS, *AGENT_COUNTS, "exit_reason", "group_id"})

@@ -113,17 +113,22 @@ def rollouts(
     as_json: bool,
     quiet: bool,
 ) -> None:
-    """Land rollouts: dump folders (verl, IFEval+GRPO, NeMo-RL, TRL completions) or a table.
+    """Land rollouts: dumps (verl, IFEval+GRPO, NeMo-RL, TRL completions), prime-rl runs, tables.
 
     Unknown fields land in `extra`; bad rows go to the lake's `_rejects` table
     with file, line and reason while the good ones land. Ingesting the same file
     twice adds nothing; a dump that grew lands only its new complete lines;
     validation files (val_N.jsonl, val_data_stepN.jsonl) land in the run RUN:val.
+    A prime-rl run folder lands its rollouts/step_N/{train,eval}/all/traces.jsonl
+    (one rollout per trace of the policy; eval into RUN:val). A rollout's
+    trainer group (verl's uid, prime-rl's group.id) lands in `group_id`.
 
     \b
     Example:
       obs ingest rollouts outputs/rollout_data --run grpo-ifeval
       obs ingest rollouts outputs/rollout_data --iterations 0 1 2
+      obs ingest rollouts outputs/my-prime-run          # rollouts/step_N/.../traces.jsonl
+      obs ingest rollouts outputs/validation_data --run grpo-ifeval:val  # verl V1
       obs ingest rollouts trainer_output/completions --run trl-gsm8k
       obs ingest rollouts rollouts.parquet --run gsm8k-base --iteration 0
       obs ingest rollouts unscored.parquet --iteration 0 --reward gsm8k
@@ -330,6 +335,7 @@ def metrics(
       obs ingest metrics mlruns/                      # an MLflow file store
       obs ingest metrics ~/.cache/huggingface/trackio # Trackio projects
       obs ingest metrics outputs/metrics.jsonl --run verl-gsm8k
+      obs ingest metrics outputs/my-prime-run         # prime-rl's metrics.jsonl
       obs ingest metrics monitoring_data/ --run grpo-1  # a GRPO reward monitor's folder
     """
     from obs.ingest.history import formats

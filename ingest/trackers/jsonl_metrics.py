@@ -5,14 +5,19 @@ Two layouts, one record a line:
 * verl (``trainer.logger=['file']``): ``{"step": 12, "data": {"actor/pg_loss": 0.1, ...}}``;
 * flat: ``{"step": 12, "loss": 0.1, ...}``; the step may be called ``step``,
   ``_step``, ``global_step`` or ``iteration``. A file with none of them numbers
-  its records 0, 1, ... and says so.
+  its records 0, 1, ... and says so. prime-rl's file monitor writes this
+  layout to ``<run_dir>/metrics.jsonl`` (``{"step", "time", ...}``; its
+  trainer and its orchestrator both append to the file, each its own keys;
+  a key both log at one step, such as ``time/step``, keeps the later line's
+  value).
 
 A wall time is taken from ``_timestamp``, ``timestamp``, ``wall_time`` or
 ``time`` (epoch seconds, or an ISO text). A line that is not a JSON object, or
 whose step is not a non-negative integer, is rejected with its line number; a
 last line with no newline is a record still being written and is left for the
-next ingest. Files of rollouts (``input``/``output``, ``prompt``/``response``)
-are not metric logs and are not picked up from a folder.
+next ingest. Files of rollouts (``input``/``output``, ``prompt``/``response``,
+and prime-rl's episode ``traces.jsonl``, not even opened) are not metric logs
+and are not picked up from a folder.
 """
 
 from __future__ import annotations
@@ -27,10 +32,12 @@ from obs.ingest.errors import IngestError
 from obs.ingest.readers import parse_json_line, raw_text
 from obs.ingest.trackers.base import RunHistory, as_step, relative_name, safe_run_id, utc
 
-FORMATS = {"jsonl": "JSON-lines metric log (verl file logger, flat metrics.jsonl)"}
+FORMATS = {"jsonl": "JSON-lines metric log (verl file logger, flat metrics.jsonl, prime-rl)"}
 STEP_KEYS = ("step", "_step", "global_step", "iteration")
 TIME_KEYS = ("_timestamp", "timestamp", "wall_time", "time")
 ROLLOUT_KEYS = frozenset({"input", "output", "prompt", "response", "completion", "messages"})
+# prime-rl's episode files: one (often large) episode a line, never a metric log.
+EPISODE_FILES = frozenset({"traces.jsonl"})
 EPOCH = datetime(1970, 1, 1)
 GENERIC_STEMS = frozenset({"metrics", "log", "logs", "train", "history", "scalars"})
 
@@ -38,7 +45,11 @@ GENERIC_STEMS = frozenset({"metrics", "log", "logs", "train", "history", "scalar
 def find(path: Path) -> list[tuple[str, Path]]:
     if path.is_file():
         return [("jsonl", path)] if path.suffix == ".jsonl" else []
-    return [("jsonl", p) for p in sorted(path.rglob("*.jsonl")) if p.is_file() and _is_log(p)]
+    return [
+        ("jsonl", p)
+        for p in sorted(path.rglob("*.jsonl"))
+        if p.name not in EPISODE_FILES and p.is_file() and _is_log(p)
+    ]
 
 
 def _is_log(path: Path) -> bool:

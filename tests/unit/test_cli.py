@@ -78,7 +78,8 @@ def test_cli_ingest_empty_folder_is_one_line(invoke: Invoke, tmp_path: Path) -> 
     result = invoke(["ingest", "rollouts", tmp_path], exit_code=1)
     assert result.stderr == (
         f"Error: {tmp_path}: no rollout files here ({{N}}.jsonl dumps, val_{{N}}.jsonl, "
-        "train_data_step{N}.jsonl, completions_{N}.parquet); point at a dump folder "
+        "train_data_step{N}.jsonl, completions_{N}.parquet, "
+        "rollouts/step_{N}/train/all/traces.jsonl); point at a dump folder or a run folder, "
         "or pass one rollout table file\n"
     )
 

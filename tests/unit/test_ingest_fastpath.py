@@ -89,6 +89,17 @@ CLEAN = {
         _line("p", 1, kl=1.5e-05, gts={"instruction_id_list": ["a:b"], "kwargs": [{"t": 2.5e-7}]}),
         _line("q", 0, kl=0.25),
     ],
+    # verl's V1 dumps: the uid names the group (of several shapes, and a null).
+    "verl-v1-uid": [
+        _line("p", 1, gts="42", step=3, uid="4e1c9a0b-5d2f-4a7e-8c3b-0f9e8d7c6b5a_0_0"),
+        _line("p", 0, gts="42", step=3, uid="4e1c9a0b-5d2f-4a7e-8c3b-0f9e8d7c6b5a_1_0"),
+        _line("p", 0, gts="42", step=3, uid="4e1c9a0b-5d2f-4a7e-8c3b-0f9e8d7c6b5a_1_12"),
+        _line("q", 1, step=3, uid="plain"),
+        _line("q", 1, step=3, uid="a_b_1_2_3"),
+        _line("q", 1, step=3, uid="caf\u00e9\n_1_2"),
+        _line("q", 1, step=3, uid=None),
+        _line("q", 1, step=3),
+    ],
     # More than one parse block and more than one piece of the line screen.
     "large-file": [
         _line(f"p{i % 7}", i % 2, pad="x" * 1500, gts={"instruction_id_list": ["a:b"]})

@@ -1,4 +1,7 @@
-"""Rollout formats as the training tools write them: TRL completions, NeMo-RL and verl dumps."""
+"""Rollout formats as the training tools write them: TRL completions, NeMo-RL and verl dumps.
+
+prime-rl's episode traces have their own module (test_ingest_traces.py).
+"""
 
 from __future__ import annotations
 
@@ -11,10 +14,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from obs.ingest import rollouts as rollouts_module
 from obs.ingest.errors import IngestError
 from obs.ingest.rollouts import ingest_rollouts
 
 from tests.conftest import lake_rows, prompt_hash
+from tests.data.run_writers import toy_verl_run, verl_group, verl_uid, write_verl_dump
 
 NAN = float("nan")
 # GRPOTrainer logs the templated prompt with special tokens removed.
@@ -299,6 +304,133 @@ def test_dump_rewards_object_lands_in_rewards_map(tmp_path: Path, lake: Path, na
     [row] = lake_rows(lake)
     assert row["rewards"] == {"format": 1.0, "accuracy": 0.0}
     assert (row["iteration"], row["score"], row["extra"]) == (2, 1.0, None)
+
+
+# --------------------------------------------------------------------------- verl's V1 trainer
+
+
+def test_verl_v1_dumps_group_rollouts_by_the_uid_of_their_prompt(
+    tmp_path: Path, lake: Path
+) -> None:
+    result = ingest_rollouts(toy_verl_run(tmp_path / "verl-v1"), lake=lake, workers=1)
+    assert (result.run_ids, result.rows_landed, result.rows_rejected) == (["verl-v1"], 8, 0)
+    rows = lake_rows(lake)
+    assert [(r["iteration"], r["prompt"], r["score"], r["sample_idx"]) for r in rows] == [
+        (1, "Q: 6*7?", 1.0, 0),
+        (1, "Q: 6*7?", 0.0, 1),
+        (1, "Q: 2+3?", 1.0, 0),
+        (1, "Q: 2+3?", 1.0, 1),
+        (2, "Q: 6*7?", 1.0, 0),
+        (2, "Q: 6*7?", 1.0, 1),
+        (2, "Q: 2+3?", 0.0, 0),
+        (2, "Q: 2+3?", 0.0, 1),
+    ]
+    # the group: the uid's uuid, shared by the prompt's sessions, new at every step
+    assert [r["group_id"] for r in rows] == [
+        verl_group(p, step) for step in (1, 2) for p in (0, 1) for _ in range(2)
+    ]
+    assert len({r["group_id"] for r in rows}) == 4
+    # the uid itself stays queryable
+    assert [json.loads(r["extra"]) for r in rows[:2]] == [
+        {"uid": verl_uid(0, 0, 0, 1)},
+        {"uid": verl_uid(0, 1, 0, 1)},
+    ]
+    assert rows[0]["ground_truth"] == '"42"'
+
+
+def test_verl_v1_outputs_of_one_session_share_its_prompts_group(tmp_path: Path, lake: Path) -> None:
+    """An agent loop returning several outputs writes {uuid}_{session}_{0..k}."""
+    rows = [
+        {"input": "p", "output": f"turn {o} of session {s}", "score": 1.0, "uid": verl_uid(3, s, o)}
+        for s, o in [(0, 0), (0, 1), (1, 0)]
+    ]
+    write_verl_dump(tmp_path / "d", 5, rows)
+    ingest_rollouts(tmp_path / "d", lake=lake, run_id="r", workers=1)
+    landed = lake_rows(lake)
+    assert [r["group_id"] for r in landed] == [verl_group(3)] * 3
+    assert [json.loads(r["extra"])["uid"] for r in landed] == [
+        verl_uid(3, 0, 0),
+        verl_uid(3, 0, 1),
+        verl_uid(3, 1, 0),
+    ]
+
+
+def test_verl_v1_validation_dump_keeps_reward_extras_and_uid(tmp_path: Path, lake: Path) -> None:
+    rows = [
+        {
+            "input": "Q: 6*7?",
+            "output": out,
+            "gts": "42",
+            "score": score,
+            "reward": score,
+            "acc": score == 1.0,
+            "pred": out,
+            "uid": verl_uid(1, s, 0, 4),
+        }
+        for s, (out, score) in enumerate([("42", 1.0), ("41", 0.0)])
+    ]
+    write_verl_dump(tmp_path / "validation_data", 4, rows, ("reward", "acc", "pred", "uid"))
+    ingest_rollouts(tmp_path / "validation_data", lake=lake, run_id="verl-v1:val", workers=1)
+    landed = lake_rows(lake)
+    assert [(r["run_id"], r["iteration"], r["score"], r["group_id"]) for r in landed] == [
+        ("verl-v1:val", 4, 1.0, verl_group(1, 4)),
+        ("verl-v1:val", 4, 0.0, verl_group(1, 4)),
+    ]
+    assert json.loads(landed[1]["extra"]) == {
+        "reward": 0.0,
+        "acc": False,
+        "pred": "41",
+        "uid": verl_uid(1, 1, 0, 4),
+    }
+
+
+@pytest.mark.parametrize(
+    ("uid", "group"),
+    [
+        ("9a1f_prompt", "9a1f_prompt"),  # not {uuid}_{session}_{output}: a group of its own
+        ("a_b_1_2_3", "a_b_1"),
+        ("_1_2", "_1_2"),
+        (12, None),  # not text: no group (the uid stays in extra)
+        (None, None),
+    ],
+)
+@pytest.mark.parametrize("bulk", [True, False], ids=["bulk", "rules"])
+def test_verl_uid_of_another_shape(
+    tmp_path: Path,
+    lake: Path,
+    uid: object,
+    group: object,
+    bulk: bool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _lines(tmp_path / "d" / "1.jsonl", [{"input": "p", "output": "o", "score": 1.0, "uid": uid}])
+    if not bulk:
+        monkeypatch.setattr(rollouts_module, "fast_rollouts", lambda *a, **k: None)
+    ingest_rollouts(tmp_path / "d", lake=lake, run_id="r", workers=1)
+    [row] = lake_rows(lake)
+    assert row["group_id"] == group
+
+
+def test_uid_names_no_group_outside_a_dump(tmp_path: Path, lake: Path) -> None:
+    table = _lines(
+        tmp_path / "table.jsonl",
+        [{"prompt": "p", "response": "r", "reward": 1.0, "step": 1, "uid": verl_uid(0, 0)}],
+    )
+    ingest_rollouts(table, lake=lake, run_id="r", workers=1)
+    [row] = lake_rows(lake)
+    assert row["group_id"] is None and json.loads(row["extra"]) == {"uid": verl_uid(0, 0)}
+
+
+def test_agent_group_id_lands_in_the_column_and_stays_in_extra(tmp_path: Path, lake: Path) -> None:
+    rows = [
+        {"input": "p", "output": "o", "score": 1.0, "group_id": 7, "uid": verl_uid(0, 0)},
+        {"input": "p", "output": "o", "score": 0.0, "group_id": "q1", "num_turns": 2},
+    ]
+    _lines(tmp_path / "d" / "1.jsonl", rows)
+    ingest_rollouts(tmp_path / "d", lake=lake, run_id="r", workers=1)
+    landed = lake_rows(lake)
+    assert [r["group_id"] for r in landed] == ["7", "q1"]  # an explicit group_id wins over uid
+    assert [json.loads(r["extra"])["group_id"] for r in landed] == ["7", "q1"]
 
 
 # --------------------------------------------------------------------------- all formats

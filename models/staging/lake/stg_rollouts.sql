@@ -13,7 +13,12 @@ source as (
         'instruction_ids': 'varchar[]', 'instruction_followed': 'boolean[]',
         'instruction_kwargs': 'varchar', 'ground_truth': 'varchar',
         'rewards': 'map(varchar, double)', 'extra': 'varchar', 'source_file': 'varchar',
-        'source_line': 'bigint', 'response_chars': 'bigint'}) }}
+        'source_line': 'bigint', 'response_chars': 'bigint', 'group_id': 'varchar'}) }}
+    {# Parts landed before group_id existed read it as null; this empty relation
+       gives the column when no part has it yet. #}
+    union all by name
+    select cast(null as varchar) as group_id
+    where false
 ),
 
 renamed as (
@@ -24,6 +29,7 @@ renamed as (
         prompt_hash,
         cast(sample_idx as bigint) as sample_idx,
         cast(data_idx as bigint) as data_idx,
+        group_id,
 
         ---------- strings
         prompt,
