@@ -35,7 +35,6 @@ the rest. Nothing here computes analytics.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +55,7 @@ from obs.ingest.landing import (
 )
 from obs.ingest.numbering import Numbering
 from obs.ingest.readers import Record, RowError, finite_json, raw_of
+from obs.ingest.rollout_plan import default_run_id, plan_rollouts
 from obs.ingest.rollout_values import (
     as_double,
     as_flags,
@@ -74,16 +74,6 @@ from obs.ingest.schema import (
     ROLLOUTS,
     TURN_LISTS,
 )
-
-# File names, each with what wrote it and the run suffix its rows land under.
-PATTERNS: list[tuple[re.Pattern[str], str, str, str]] = [
-    (re.compile(r"^(\d+)\.jsonl(\.gz)?$"), "dump", "jsonl", ""),
-    (re.compile(r"^val_(\d+)\.jsonl(\.gz)?$"), "dump", "jsonl", ":val"),
-    (re.compile(r"^train_data_step(\d+)\.jsonl(\.gz)?$"), "nemo", "jsonl", ""),
-    (re.compile(r"^val_data_step(\d+)\.jsonl(\.gz)?$"), "nemo", "jsonl", ":val"),
-    (re.compile(r"^completions_(\d+)\.parquet$"), "trl", "parquet", ""),
-]
-TABLE_SUFFIXES = (".parquet", ".jsonl", ".jsonl.gz", ".ndjson", ".json")
 
 # Numbers outside this range are rejected: their squares would overflow a
 # double, and a variance over them would break the build of every run.
@@ -108,107 +98,6 @@ SCORE_FIELDS = ("score", "reward")
 ITERATION_FIELDS = ("iteration", "step")
 # TRL completion columns that are not reward functions.
 TRL_COLUMNS = {"step", "prompt", "completion", "advantage", "image", "images"}
-
-
-# --------------------------------------------------------------------------- planning
-
-
-def _match(name: str) -> tuple[str, str, str, int] | None:
-    for pattern, fmt, reader, suffix in PATTERNS:
-        found = pattern.match(name)
-        if found:
-            return fmt, reader, suffix, int(found.group(1))
-    return None
-
-
-def default_run_id(path: Path) -> str:
-    """The run id when ``--run`` is not given: the folder's (or table's) name.
-
-    prime-rl's traces name their run folder: the one holding ``rollouts/``.
-    """
-    path = path.resolve()
-    run_folder = traces.run_name(path)
-    if run_folder is not None:
-        name = run_folder
-    elif path.is_dir():
-        name = path.parent.name if path.name == "completions" else path.name
-    elif _match(path.name):
-        parent = path.parent
-        name = parent.parent.name if parent.name == "completions" else parent.name
-    else:
-        name = path.name.split(".")[0]
-    try:
-        return lake_files.check_run_id(name, origin="run name from the path")
-    except IngestError as exc:
-        raise IngestError(f"{path}: {exc}; pass --run NAME") from exc
-
-
-def plan_rollouts(
-    path: Path,
-    run_id: str,
-    *,
-    iterations: Sequence[int] | None = None,
-    iteration: int | None = None,
-) -> list[SourceFile]:
-    """The files ``obs ingest rollouts PATH`` lands, in iteration order."""
-    lake_files.check_run_id(run_id)
-    if not path.exists():
-        raise IngestError(f"{path}: no such file or folder; pass a dump folder or a rollout table")
-    wanted = set(iterations) if iterations else None
-    if path.is_file():
-        if wanted is not None:
-            raise IngestError(
-                f"{path}: --iterations picks files of a dump folder; a single file lands "
-                "whole (select iterations in SQL afterwards)"
-            )
-        matched = _match(path.name)
-        if matched:
-            fmt, reader, suffix, number = matched
-            return [SourceFile(path, run_id + suffix, reader, fmt, number)]
-        if path.name == traces.TRACES_FILE:
-            place = traces.layout(path)
-            return [SourceFile(path, run_id + place.run_suffix, "jsonl", "traces", place.step)]
-        if path.name.lower().endswith(TABLE_SUFFIXES):
-            reader = "parquet" if path.name.lower().endswith(".parquet") else "jsonl"
-            return [SourceFile(path, run_id, reader, "table", None)]
-        raise IngestError(
-            f"{path}: unknown format; expected a folder of {{N}}.jsonl dumps, a run "
-            "folder, a traces.jsonl, a .parquet or a .jsonl rollout table"
-        )
-    found: list[tuple[int, str, SourceFile]] = []
-    root = traces.rollouts_root(path)
-    if root is not None:
-        for place in traces.find(root, wanted):
-            assert place.step is not None
-            run = run_id + place.run_suffix
-            source = SourceFile(place.path, run, "jsonl", "traces", place.step)
-            found.append((place.step, str(place.path), source))
-    folders = [path]
-    if (path / "completions").is_dir():
-        folders.append(path / "completions")
-    for folder in folders:
-        for child in folder.iterdir():
-            matched = _match(child.name)
-            if not matched or not child.is_file():
-                continue
-            fmt, reader, suffix, number = matched
-            if wanted is not None and number not in wanted:
-                continue
-            found.append(
-                (number, child.name, SourceFile(child, run_id + suffix, reader, fmt, number))
-            )
-    if not found:
-        if wanted:
-            listed = " ".join(str(i) for i in sorted(wanted))
-            raise IngestError(f"{path}: none of the iterations {listed} has a dump file here")
-        raise IngestError(
-            f"{path}: no rollout files here ({{N}}.jsonl dumps, val_{{N}}.jsonl, "
-            "train_data_step{N}.jsonl, completions_{N}.parquet, "
-            "rollouts/step_{N}/train/all/traces.jsonl); "
-            "point at a dump folder or a run folder, or pass one rollout table file"
-        )
-    found.sort(key=lambda item: (item[0], item[1]))
-    return [source for _, _, source in found]
 
 
 # --------------------------------------------------------------------------- builder

@@ -133,7 +133,8 @@ def rollouts(
       obs ingest rollouts rollouts.parquet --run gsm8k-base --iteration 0
       obs ingest rollouts unscored.parquet --iteration 0 --reward gsm8k
     """
-    from obs.ingest.rollouts import default_run_id, ingest_rollouts
+    from obs.ingest.rollout_plan import default_run_id
+    from obs.ingest.rollouts import ingest_rollouts
 
     path, iterations = _path_and_iterations(words, iterations)
     if run_id is None:

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from obs.ingest.errors import IngestError
 from obs.ingest.history import ingest_metrics
-from obs.ingest.rollouts import default_run_id, ingest_rollouts, plan_rollouts
+from obs.ingest.rollout_plan import default_run_id, plan_rollouts
+from obs.ingest.rollouts import ingest_rollouts
 from obs.ingest.trackers import jsonl_metrics
 
 from tests.conftest import lake_query, lake_rows, prompt_hash
