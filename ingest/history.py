@@ -125,8 +125,9 @@ class Source:
     origin: Path
 
 
-def plan(path: Path, fmt: str = "auto") -> list[Source]:
-    """Every tracker source at or under ``path`` (one format, or all with ``auto``)."""
+def plan(path: Path, fmt: str = "auto", hints: bool = True) -> list[Source]:
+    """Every tracker source at or under ``path`` (one format, or all with ``auto``). With
+    ``hints``, the error for a folder of rollouts names the command that lands them."""
     if not path.exists():
         raise IngestError(f"{path}: no such file or folder; give a tracker's run folder or file")
     known = formats()
@@ -146,13 +147,27 @@ def plan(path: Path, fmt: str = "auto") -> list[Source]:
             seen.add(resolved)
             found.append(Source(module, kind, origin))
     if not found:
-        wanted = "a source" if fmt == "auto" else f"a {fmt} source"
+        wanted = "source" if fmt == "auto" else f"{fmt} source"
+        otherwise = "; point at the run's folder or file, or name the format with --format"
         raise IngestError(
-            f"{path}: found no {wanted.removeprefix('a ')} here (obs reads "
-            f"{'; '.join(known.values())}); point at the run's folder or file, or name the "
-            "format with --format"
+            f"{path}: found no {wanted} here (`obs ingest metrics --help` lists what it "
+            "reads)" + ((hints and _rollouts_hint(path)) or otherwise)
         )
     return found
+
+
+def _rollouts_hint(path: Path) -> str:
+    """``; it holds rollouts: land them with obs ingest rollouts PATH`` when the rollout
+    planner finds files at ``path``, else ""."""
+    from obs.ingest.rollout_plan import plan_rollouts
+
+    try:
+        found = plan_rollouts(path, "hint", hints=False)
+    except IngestError:
+        return ""
+    return (
+        f"; it holds rollouts ({len(found)} file(s)): land them with `obs ingest rollouts {path}`"
+    )
 
 
 # --------------------------------------------------------------------------- one run's landing

@@ -9,6 +9,7 @@ folder's traces (``traces.py``), or one rollout table. The builder
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -65,8 +66,10 @@ def plan_rollouts(
     *,
     iterations: Sequence[int] | None = None,
     iteration: int | None = None,
+    hints: bool = True,
 ) -> list[SourceFile]:
-    """The files ``obs ingest rollouts PATH`` lands, in iteration order."""
+    """The files ``obs ingest rollouts PATH`` lands, in iteration order. With ``hints``,
+    an error for a tracker's files names the command that lands them."""
     lake_files.check_run_id(run_id)
     if not path.exists():
         raise IngestError(f"{path}: no such file or folder; pass a dump folder or a rollout table")
@@ -84,6 +87,11 @@ def plan_rollouts(
         if path.name == traces.TRACES_FILE:
             place = traces.layout(path)
             return [SourceFile(path, run_id + place.run_suffix, "jsonl", "traces", place.step)]
+        if path.name.lower().endswith(".json") and not _json_lines(path):
+            raise IngestError(
+                f"{path}: one JSON document, not JSON lines (a rollout per line)"
+                + ((hints and _history_hint(path)) or "; write one rollout object per line")
+            )
         if path.name.lower().endswith(TABLE_SUFFIXES):
             reader = "parquet" if path.name.lower().endswith(".parquet") else "jsonl"
             return [SourceFile(path, run_id, reader, "table", None)]
@@ -117,11 +125,37 @@ def plan_rollouts(
         if wanted:
             listed = " ".join(str(i) for i in sorted(wanted))
             raise IngestError(f"{path}: none of the iterations {listed} has a dump file here")
+        hint = _history_hint(path) if hints else ""
         raise IngestError(
             f"{path}: no rollout files here ({{N}}.jsonl dumps, val_{{N}}.jsonl, "
             "train_data_step{N}.jsonl, completions_{N}.parquet, "
             "rollouts/step_{N}/train/all/traces.jsonl); "
-            "point at a dump folder or a run folder, or pass one rollout table file"
-        )
+            + (hint.removeprefix("; ") or "point at a dump folder or a run folder, or pass one "
+               "rollout table file")
+        )  # fmt: skip
     found.sort(key=lambda item: (item[0], item[1]))
     return [source for _, _, source in found]
+
+
+def _json_lines(path: Path) -> bool:
+    """Whether the file's first line is a whole JSON object (JSON lines), as a rollout
+    table's is; a pretty-printed JSON document's is not."""
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline(1 << 20).strip()
+        return isinstance(json.loads(first), dict)
+    except (OSError, ValueError):
+        return False
+
+
+def _history_hint(path: Path) -> str:
+    """``; it is a run history (trl): land it with obs ingest metrics PATH`` when a
+    tracker reader of ``obs ingest metrics`` finds something at ``path``, else ""."""
+    from obs.ingest import history
+
+    try:
+        found = sorted({source.format for source in history.plan(path, hints=False)})
+    except IngestError:
+        return ""
+    what = "it is" if path.is_file() else "it holds"
+    return f"; {what} a run history ({', '.join(found)}): land it with `obs ingest metrics {path}`"

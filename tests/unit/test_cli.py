@@ -177,3 +177,31 @@ def test_an_unknown_command_names_the_closest_one(invoke: Invoke) -> None:
     )
     far = invoke(["zzz"], exit_code=2)
     assert far.stderr.splitlines()[-1] == "Error: no command 'zzz'; see `obs --help`"
+
+
+def test_the_wrong_ingest_command_names_the_right_one(invoke: Invoke, tmp_path: Path) -> None:
+    """A TRL output folder: trainer_state.json is a run history, completions/ are rollouts;
+    each ingest command given the other's files says which command lands them, and
+    lands nothing (no rejects)."""
+    state = tmp_path / "trl" / "trainer_state.json"
+    state.parent.mkdir()
+    state.write_text('{\n  "log_history": [{"step": 1, "loss": 0.5}],\n  "global_step": 1\n}\n')
+    completions = tmp_path / "trl" / "completions"
+    completions.mkdir()
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = {"step": [0], "prompt": ["p"], "completion": ["c"], "reward": [1.0]}
+    pq.write_table(pa.table(table), completions / "completions_00000.parquet")
+    wrong = invoke(["ingest", "rollouts", state], exit_code=1)
+    assert wrong.stderr == (
+        f"Error: {state}: one JSON document, not JSON lines (a rollout per line); it is a "
+        f"run history (trl): land it with `obs ingest metrics {state}`\n"
+    )
+    other = invoke(["ingest", "metrics", completions], exit_code=1)
+    assert other.stderr == (
+        f"Error: {completions}: found no source here (`obs ingest metrics --help` lists what "
+        f"it reads); it holds rollouts (1 file(s)): land them with `obs ingest rollouts "
+        f"{completions}`\n"
+    )
+    assert not (tmp_path / "lake" / "_rejects").exists()
