@@ -428,14 +428,7 @@ def as_iteration(dump: Path, target: Path, iteration: int) -> None:
 
 def _iterations_in_marts(warehouse: Path) -> int | None:
     """Iterations of the bench run in fct_iteration_summary, None while a build holds the file."""
-    try:
-        with duckdb.connect(str(warehouse), read_only=True) as con:
-            row = con.execute(
-                "select count(*) from fct_iteration_summary where run_id = ?", [RUN]
-            ).fetchone()
-    except duckdb.Error:
-        return None
-    return int(row[0]) if row else None
+    return serving.iterations(warehouse, RUN)
 
 
 def watch_latency(run: Run, place: Path, every: float = 1.0) -> dict:

@@ -60,7 +60,8 @@ def _page_and_scripts(base: str, path: str) -> float:
     return time.perf_counter() - started
 
 
-def _iterations(warehouse: Path, run: str) -> int | None:
+def iterations(warehouse: Path, run: str) -> int | None:
+    """Iterations of ``run`` in fct_iteration_summary, None while a build holds the file."""
     try:
         with duckdb.connect(str(warehouse), read_only=True) as con:
             row = con.execute(
@@ -97,7 +98,7 @@ def measure(obs: list[str], run: Any, place: Path, run_id: str) -> dict[str, Any
     try:
         history = run.iterations - 1
         deadline = time.monotonic() + 900
-        while _iterations(warehouse, run_id) != history:
+        while iterations(warehouse, run_id) != history:
             assert process.poll() is None, log.read_text()
             assert time.monotonic() < deadline, "the served marts never held the history"
             time.sleep(0.5)
