@@ -9,7 +9,7 @@ medium-hard, medium-easy, easy. The same input always gives the same buckets.
 SQL has no k-means, so this is the project's one Python model.
 
 Incremental by (run, iteration), like the SQL marts: a build clusters only
-the iterations of fct_prompt_iteration that changed since the last build.
+the iterations of int_prompt_iteration that changed since the last build.
 Plain numpy (no pandas): the model runs on every build.
 """
 
@@ -135,7 +135,7 @@ def model(dbt, session):
     k = int(dbt.config.get("kmeans_clusters"))
     seed = int(dbt.config.get("kmeans_seed"))
     lookback = float(dbt.config.get("incremental_lookback_seconds"))
-    prompts = dbt.ref("fct_prompt_iteration")
+    prompts = dbt.ref("int_prompt_iteration")
     condition = _changed_filter(dbt, session, prompts, lookback)
     selected = prompts if condition is None else prompts.filter(condition)
     columns = selected.project(
