@@ -2,17 +2,19 @@
    fct_prompt_iteration, group by group: an ingest running during a build
    must never leave rows the marts miss for good. Rows newer than the
    watermark (an ingest still publishing) are not yet due. A run the marts do
-   not know yet is due up to the newest watermark less the look-back window. #}
+   not know yet is due up to the newest watermark less the look-back window.
+   It reads int_prompt_iteration, the table behind the fct_prompt_iteration
+   view: a test runs when a model it reads was built. #}
 with
 
-fct_prompt_iteration as (
+int_prompt_iteration as (
     select
         run_id,
         iteration,
         prompt_hash,
         n_samples,
         ingested_through
-    from {{ ref('fct_prompt_iteration') }}
+    from {{ ref('int_prompt_iteration') }}
 ),
 
 stg_rollouts as (
@@ -28,7 +30,7 @@ watermarks as (
     select
         run_id,
         max(ingested_through) as ingested_through
-    from fct_prompt_iteration
+    from int_prompt_iteration
     group by 1
 ),
 
@@ -36,7 +38,7 @@ newest as (
     select
         max(ingested_through)
         - to_seconds({{ var('incremental_lookback_seconds') }}) as due_through
-    from fct_prompt_iteration
+    from int_prompt_iteration
 ),
 
 due_rollouts as (
@@ -57,19 +59,19 @@ due_rollouts as (
 
 compared as (
     select
-        coalesce(due_rollouts.run_id, fct_prompt_iteration.run_id) as run_id,
-        coalesce(due_rollouts.iteration, fct_prompt_iteration.iteration)
+        coalesce(due_rollouts.run_id, int_prompt_iteration.run_id) as run_id,
+        coalesce(due_rollouts.iteration, int_prompt_iteration.iteration)
             as iteration,
-        coalesce(due_rollouts.prompt_hash, fct_prompt_iteration.prompt_hash)
+        coalesce(due_rollouts.prompt_hash, int_prompt_iteration.prompt_hash)
             as prompt_hash,
         coalesce(due_rollouts.n_landed, 0) as n_landed,
-        coalesce(fct_prompt_iteration.n_samples, 0) as n_in_marts
+        coalesce(int_prompt_iteration.n_samples, 0) as n_in_marts
     from due_rollouts
-    full outer join fct_prompt_iteration
+    full outer join int_prompt_iteration
         on
-            due_rollouts.run_id = fct_prompt_iteration.run_id
-            and due_rollouts.iteration = fct_prompt_iteration.iteration
-            and due_rollouts.prompt_hash = fct_prompt_iteration.prompt_hash
+            due_rollouts.run_id = int_prompt_iteration.run_id
+            and due_rollouts.iteration = int_prompt_iteration.iteration
+            and due_rollouts.prompt_hash = int_prompt_iteration.prompt_hash
 )
 
 select * from compared

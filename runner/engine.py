@@ -229,7 +229,7 @@ def _run_models(
     from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
     order = [uid for uid in plan.nodes if uid in chosen]
-    waiting = {uid: {p for p in plan.nodes[uid].parents if p in chosen} for uid in order}
+    waiting = awaited(plan, chosen)
     broken: set[str] = set()
     done: set[str] = set()
     lock = threading.Lock()
@@ -298,6 +298,27 @@ def _run_models(
         with contextlib.suppress(Exception):
             cursor.close()
     return broken
+
+
+def awaited(plan: plans.Plan, chosen: set[str]) -> dict[str, set[str]]:
+    """Per chosen node, the chosen nodes it must wait for: its chosen parents and,
+    through a parent this build does not run (a view whose SQL did not change),
+    that parent's own, and so on: a model reading a view of a table being rebuilt
+    waits for the table."""
+    through: dict[str, set[str]] = {}
+
+    def upstream(uid: str) -> set[str]:
+        if uid not in through:
+            found: set[str] = set()
+            for parent in plan.nodes[uid].parents:
+                if parent in chosen:
+                    found.add(parent)
+                elif parent in plan.nodes:
+                    found |= upstream(parent)
+            through[uid] = found
+        return through[uid]
+
+    return {uid: upstream(uid) for uid in plan.nodes if uid in chosen}
 
 
 def _import_in_background() -> None:

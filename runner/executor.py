@@ -273,6 +273,7 @@ class Executor:
     def run_model(self, node: Node, full: bool, changes: Callable) -> str | None:
         """Build one model or seed; the view SQL hash for views."""
         relation = self._plain(node.relation)
+        self._drop_other_kind(node, relation)
         if node.kind == "seed":
             self._seed(node, relation)
             return None
@@ -291,6 +292,15 @@ class Executor:
         sql = self.render(node, node.incremental_sql or node.sql, changes)
         self._merge(node, relation, sql)
         return None
+
+    def _drop_other_kind(self, node: Node, relation: str) -> None:
+        """Drop a table where the node is now a view, or a view where it is now a table
+        (a mart that became a view of an intermediate table): DuckDB's `create or
+        replace` does not replace a relation of the other kind."""
+        if node.materialized == "view" and self.exists(node):
+            self.con.execute(f"drop table {relation}")
+        elif node.materialized != "view" and self.exists_view(node):
+            self.con.execute(f"drop view {relation}")
 
     def view_sql_hash(self, node: Node, changes: Callable) -> str:
         return hashlib.sha1(self.render(node, node.sql, changes).encode()).hexdigest()

@@ -90,8 +90,10 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
     run_cli([*base, "build", *NO_LOOKBACK])
     # Sentinels: an incremental build that re-read an unchanged iteration
     # would overwrite them; one in the grown iteration must be overwritten.
+    # (fct_prompt_iteration and fct_metric_history are views: their rows are
+    # int_prompt_iteration's and int_metric_history's)
     sentinels = {
-        "fct_prompt_iteration": "mean_response_chars",
+        "int_prompt_iteration": "mean_response_chars",
         "fct_score_distribution": "n",
         "fct_instruction_iteration": "n_prompts",
     }
@@ -139,7 +141,7 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
     for table, column in run_sentinels.items():  # negated: exact both ways
         flipped = f"update {table} set {column} = -{column} where {column} > 0"
         con.execute(f"{flipped} and run_id in ('w0', 'w1')")
-    con.execute("update fct_metric_history set source = source || '#' where run_id in ('w0', 'w1')")
+    con.execute("update int_metric_history set source = source || '#' where run_id in ('w0', 'w1')")
     con.execute("update int_run_findings set summary = coalesce(summary, '') || '#'")
     con.close()
     # obs builds a warehouse changed behind its back whole; take these edits as its own.
@@ -189,10 +191,10 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
         marked = f"select distinct run_id from {table} where {column} < 0"
         assert con.execute(marked).fetchall() == [("w0",)], table
         con.execute(f"update {table} set {column} = -{column} where {column} < 0")
-    for table, column in (("fct_metric_history", "source"), ("int_run_findings", "summary")):
+    for table, column in (("int_metric_history", "source"), ("int_run_findings", "summary")):
         marked = f"select distinct run_id from {table} where {column} like '%#'"
         assert con.execute(marked).fetchall() == [("w0",)], table
-    con.execute("update fct_metric_history set source = rtrim(source, '#')")
+    con.execute("update int_metric_history set source = rtrim(source, '#')")
     con.execute("update int_run_findings set summary = nullif(rtrim(summary, '#'), '')")
     con.execute("update fct_run_findings set summary = rtrim(summary, '#')")  # copied from it
     con.close()
@@ -253,6 +255,32 @@ def test_build_runs_nothing_when_nothing_landed(tmp_path: Path) -> None:
     elsewhere = run_cli(["--lake", moved, "--warehouse", warehouse, "build"])
     assert BUILT.search(elsewhere.stderr)
     assert _positions(warehouse, "select count(*) from stg_rollouts") == [(24,)]
+
+
+@pytest.mark.parametrize("engine", ["obs", "dbt"])
+def test_build_replaces_a_relation_of_the_other_kind(
+    tmp_path: Path, engine: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A warehouse an older project built, where a mart now a view was a table and an
+    intermediate table was a view: a full build replaces each, on either engine."""
+    base, warehouse, _ = _small_built_run(tmp_path)
+    con = duckdb.connect(str(warehouse))
+    rows = con.execute("select * from fct_prompt_iteration order by all").fetchall()
+    con.execute("drop view fct_prompt_iteration")
+    con.execute("create table fct_prompt_iteration as select * from int_prompt_iteration")
+    con.execute("drop table int_run_attributes")
+    con.execute("create view int_run_attributes as select 'old' as run_id")
+    con.close()
+    if engine == "dbt":
+        monkeypatch.setenv("OBS_ENGINE", "dbt")
+    run_cli([*base, "build", "--full-refresh"])
+    kinds = _positions(
+        warehouse,
+        "select table_name, table_type from information_schema.tables "
+        "where table_name in ('fct_prompt_iteration', 'int_run_attributes') order by 1",
+    )
+    assert kinds == [("fct_prompt_iteration", "VIEW"), ("int_run_attributes", "BASE TABLE")]
+    assert _positions(warehouse, "select * from fct_prompt_iteration order by all") == rows
 
 
 def test_build_names_the_broken_rule(tmp_path: Path) -> None:

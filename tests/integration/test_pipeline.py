@@ -258,10 +258,11 @@ def test_incremental_build_touches_only_new_iterations(tmp_path: Path) -> None:
     no_lookback = ["--vars", "{incremental_lookback_seconds: 0}"]
     run_cli([*base, "ingest", "rollouts", dumps, "--run", "inc", "-q"])
     run_cli([*base, "build", "--select", "+fct_prompt_iteration", *no_lookback])
+    # (in the table behind the fct_prompt_iteration view, which has no rowid)
     before = _query(
         warehouse,
         "select iteration, prompt_hash, rowid as row_position, mean_score "
-        "from fct_prompt_iteration order by 1, 2",
+        "from int_prompt_iteration order by 1, 2",
     )
     (tmp_path / "held_back.jsonl").rename(dumps / "1.jsonl")
     run_cli([*base, "ingest", "rollouts", dumps, "--run", "inc", "-q"])
@@ -269,12 +270,38 @@ def test_incremental_build_touches_only_new_iterations(tmp_path: Path) -> None:
     after = _query(
         warehouse,
         "select iteration, prompt_hash, rowid as row_position, mean_score "
-        "from fct_prompt_iteration order by 1, 2",
+        "from int_prompt_iteration order by 1, 2",
     )
     # Iterations 0 and 2 were not recomputed: same rows at the same positions.
     assert [r for r in after if r["iteration"] != 1] == before
     assert sorted({r["iteration"] for r in after}) == [0, 1, 2]
     assert len(after) == len(before) + 3
+
+
+@pytest.mark.parametrize("engine", ["obs", "dbt"])
+def test_difficulty_clusters_follow_the_kmeans_vars(
+    tmp_path: Path, engine: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kmeans_clusters reaches the Python model, on obs's executor and on dbt."""
+    from obs.demo.rollouts import DemoSpec, write_demo_run
+
+    if engine == "dbt":
+        monkeypatch.setenv("OBS_ENGINE", "dbt")
+    dumps = tmp_path / "dumps"
+    write_demo_run(dumps, DemoSpec(prompts=24, iterations=2, samples_per_prompt=4, seed=5))
+    lake, warehouse = tmp_path / "lake", tmp_path / "obs.duckdb"
+    base = ["--lake", lake, "--warehouse", warehouse]
+    run_cli([*base, "ingest", "rollouts", dumps, "--run", "k", "-q"])
+    buckets = (
+        "select iteration, list(distinct bucket order by bucket) as buckets "
+        "from fct_difficulty_buckets where strategy = 'adaptive' group by 1 order by 1"
+    )
+    run_cli([*base, "build", "-q"])
+    default = _query(warehouse, buckets)
+    assert [r["buckets"] for r in default] == [["easy", "hard", "medium-easy", "medium-hard"]] * 2
+    run_cli([*base, "build", "-q", "--vars", "{kmeans_clusters: 2}"])
+    two = _query(warehouse, buckets)
+    assert [r["buckets"] for r in two] == [["easy", "hard"]] * 2
 
 
 def test_ingest_cli_errors_are_one_line(tmp_path: Path) -> None:

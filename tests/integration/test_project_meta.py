@@ -18,7 +18,17 @@ KEYED_ELSEWHERE = {
     "int_rollouts_scored": "stg_rollouts",
     # its key is checked on the table that holds every row of it (a test on the
     # view would read the whole lake at every build)
-    "stg_metrics": "fct_metric_history",
+    "stg_metrics": "int_metric_history",
+    # Marts that are views of the intermediate table holding their rows: the
+    # rules are tested on the table, which a build rebuilds when rows land (a
+    # view is built again only when its SQL changes, and so are its tests).
+    "fct_metric_history": "int_metric_history",
+    "fct_prompt_iteration": "int_prompt_iteration",
+    "fct_reward_steps": "int_reward_steps",
+    "fct_reward_function_steps": "int_reward_function_steps",
+    "fct_cache_stats": "int_cache_stats",
+    "fct_rollout_reliability": "int_rollout_reliability",
+    "fct_power_law_fit": "int_power_law_fit",
 }
 
 
@@ -101,6 +111,54 @@ def test_meta_only_staging_reads_sources(manifest: dict) -> None:
     assert offenders == []
 
 
+# The layers, lowest first: a model reads seeds, sources (staging only, above)
+# and models of its own layer or a lower one.
+LAYERS = {"staging": 0, "intermediate": 1, "marts": 2, "reports": 3}
+
+
+def _layer(model: dict) -> str:
+    """A model's layer, from its folder under models/, checked against its name."""
+    layer = model["original_file_path"].split("/")[1]
+    prefixes = {
+        "staging": ("stg_",),
+        "intermediate": ("int_",),
+        "marts": ("fct_", "dim_"),
+        "reports": ("rpt_",),
+    }[layer]
+    assert model["name"].startswith(prefixes), (model["name"], layer)
+    return layer
+
+
+def _model_parents(model: dict, manifest: dict) -> list[dict]:
+    return [manifest["nodes"][n] for n in model["depends_on"]["nodes"] if n.startswith("model.")]
+
+
+def test_meta_staging_reads_only_sources(manifest: dict) -> None:
+    """A staging model renames and casts one lake table: it reads no model and no seed."""
+    offenders = {
+        model["name"]: [n for n in model["depends_on"]["nodes"] if not n.startswith("source.")]
+        for model in _models(manifest)
+        if _layer(model) == "staging"
+    }
+    assert {name: read for name, read in offenders.items() if read} == {}
+    assert offenders  # the rule found the staging models
+
+
+def test_meta_no_model_reads_a_higher_layer(manifest: dict) -> None:
+    """staging -> intermediate -> marts -> reports: an intermediate model never reads a
+    mart or a report (a mart's computation that intermediate models need lives in an
+    intermediate model the mart reads), a mart never reads a report."""
+    offenders = sorted(
+        f"{model['name']} reads {parent['name']}"
+        for model in _models(manifest)
+        for parent in _model_parents(model, manifest)
+        if LAYERS[_layer(parent)] > LAYERS[_layer(model)]
+    )
+    assert offenders == []
+    # the rule sees every layer's models
+    assert {_layer(m) for m in _models(manifest)} == set(LAYERS)
+
+
 def _has_logic(sql: str) -> bool:
     """A CASE expression or a window function (the project's rule: models with CASE or window
     logic get unit tests), read from the model's own SQL without comments or string
@@ -150,7 +208,7 @@ def test_meta_models_with_logic_have_unit_tests(manifest: dict) -> None:
     needing = _needing_unit_tests(manifest)
     # The rule finds the models whose logic the unit tests were written for.
     assert {
-        "fct_prompt_iteration",
+        "int_prompt_iteration",
         "fct_prompt_learning",
         "fct_forgetting_events",
         "fct_curriculum",

@@ -150,7 +150,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
         [
             "--select",
             "+fct_run_findings +fct_run_throughput +fct_extraction_quality "
-            "+fct_league +fct_eval_results",
+            "+fct_league +fct_eval_results +fct_power_law_fit +fct_cache_stats "
+            "+fct_rollout_reliability",
         ],
     )
     assert result.success

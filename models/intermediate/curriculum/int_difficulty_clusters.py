@@ -9,7 +9,7 @@ medium-hard, medium-easy, easy. The same input always gives the same buckets.
 SQL has no k-means, so this is the project's one Python model.
 
 Incremental by (run, iteration), like the SQL marts: a build clusters only
-the iterations of fct_prompt_iteration that changed since the last build.
+the iterations of int_prompt_iteration that changed since the last build.
 Plain numpy (no pandas): the model runs on every build.
 """
 
@@ -127,10 +127,15 @@ def model(dbt, session):
         materialized="incremental",
         unique_key=["run_id", "iteration"],
     )
-    k = int(dbt.config.get("kmeans_clusters") or 4)
-    seed = int(dbt.config.get("kmeans_seed") or 42)
-    lookback = float(dbt.config.get("incremental_lookback_seconds") or 10)
-    prompts = dbt.ref("fct_prompt_iteration")
+    # The vars come through the model's config (its yml entry). dbt passes a
+    # key only when it finds `dbt.config.get("<key>")` as a whole call in the
+    # code: a call inside another expression (`dbt.config.get(...) or 4`) is
+    # not found, so such a key would never reach the model. No defaults here:
+    # the yml always passes the var.
+    k = int(dbt.config.get("kmeans_clusters"))
+    seed = int(dbt.config.get("kmeans_seed"))
+    lookback = float(dbt.config.get("incremental_lookback_seconds"))
+    prompts = dbt.ref("int_prompt_iteration")
     condition = _changed_filter(dbt, session, prompts, lookback)
     selected = prompts if condition is None else prompts.filter(condition)
     columns = selected.project(

@@ -1,4 +1,4 @@
-{# Each reward function over its whole run, from fct_reward_function_steps:
+{# Each reward function over its whole run, from int_reward_function_steps:
    what the quality score and the importance are made of. A run with
    per-sample rewards at any step is judged on those steps (basis
    'samples'); a run with none on what was logged (basis 'logged', each step
@@ -18,7 +18,7 @@
 with
 
 steps as (
-    select * from {{ ref('fct_reward_function_steps') }}
+    select * from {{ ref('int_reward_function_steps') }}
 ),
 
 run_basis as (

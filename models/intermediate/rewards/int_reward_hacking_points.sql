@@ -21,7 +21,7 @@ rewards as (
         cast(null as varchar) as reward_function,
         step,
         mean as reward
-    from {{ ref('fct_reward_steps') }}
+    from {{ ref('int_reward_steps') }}
     where isfinite(mean)
     union all
     select
@@ -29,7 +29,7 @@ rewards as (
         reward_function,
         step,
         mean
-    from {{ ref('fct_reward_function_steps') }}
+    from {{ ref('int_reward_function_steps') }}
     where isfinite(mean)
 ),
 

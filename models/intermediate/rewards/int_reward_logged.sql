@@ -22,7 +22,7 @@ history as (
         metric,
         canonical_metric,
         value
-    from {{ ref('fct_metric_history') }}
+    from {{ ref('int_metric_history') }}
 ),
 
 parsed as (

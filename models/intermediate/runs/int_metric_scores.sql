@@ -28,7 +28,7 @@
 with
 
 changed_history as (
-    {{ changed_runs(ref('fct_metric_history'), ref('fct_metric_history')) }}
+    {{ changed_runs(ref('int_metric_history'), ref('int_metric_history')) }}
 ),
 
 run_parts as (

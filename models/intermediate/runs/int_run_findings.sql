@@ -40,7 +40,7 @@
 with
 
 changed_history as (
-    {{ changed_runs(ref('fct_metric_history'), ref('fct_metric_history')) }}
+    {{ changed_runs(ref('int_metric_history'), ref('int_metric_history')) }}
 ),
 
 judged_runs as (
@@ -57,17 +57,17 @@ history as (
 ),
 
 reliability as (
-    select * from {{ ref('fct_rollout_reliability') }}
+    select * from {{ ref('int_rollout_reliability') }}
     where run_id in (select judged_runs.run_id from judged_runs)
 ),
 
 cache_stats as (
-    select * from {{ ref('fct_cache_stats') }}
+    select * from {{ ref('int_cache_stats') }}
     where run_id in (select judged_runs.run_id from judged_runs)
 ),
 
 power_law as (
-    select * from {{ ref('fct_power_law_fit') }}
+    select * from {{ ref('int_power_law_fit') }}
     where
         scope = 'run'
         and run_id in (select judged_runs.run_id from judged_runs)

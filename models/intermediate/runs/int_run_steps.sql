@@ -8,7 +8,7 @@
    run-analysis marts read `trajectories / rollout_time_s` on one row instead
    of joining the long history once per metric. Values are as logged (NaN and
    Infinity kept); the marts decide where a statistic needs finite values.
-   Built by run, as fct_metric_history: only runs that received points. #}
+   Built by run, as int_metric_history: only runs that received points. #}
 {%- set canonical_metrics = [
     'loss', 'kl', 'reward_mean', 'reward_std', 'grad_norm', 'entropy',
     'response_length', 'clip_ratio', 'zero_std_frac', 'step_time', 'learning_rate',
@@ -22,7 +22,7 @@
 with
 
 history as (
-    {{ changed_runs(ref('fct_metric_history'), ref('fct_metric_history')) }}
+    {{ changed_runs(ref('int_metric_history'), ref('int_metric_history')) }}
 ),
 
 pivoted as (

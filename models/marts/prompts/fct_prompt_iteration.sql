@@ -1,74 +1,17 @@
-{{
-    config(
-        materialized='incremental',
-        unique_key=['run_id', 'iteration', 'prompt_hash'],
-    )
-}}
+{{ config(materialized='view') }}
+{# How each prompt's group of rollouts scored at each iteration: a view of
+   int_prompt_iteration, which builds the rows (by run and iteration) for
+   the models that read them, and where their rules are tested. The view
+   names that table without the database, so it reads the same file's
+   table when the warehouse is copied or attached under another name. #}
 with
 
-{# Recompute only the (run, iteration) groups that received rows since the
-   last build: landing iteration 101 leaves iterations 0..100 untouched
-   (macro changed_rows). #}
-rollouts as (
-    {{ changed_rows(ref('int_rollouts_scored'), lookup=ref('stg_rollouts')) }}
-),
-
-ranked as (
-    {# 1 for the best score of the (run, iteration, prompt) group, ties
-       broken by sample_idx: mean_at_k averages ranks 1..k. #}
-    select
-        *,
-        row_number() over (
-            partition by run_id, iteration, prompt_hash
-            order by score desc, sample_idx asc
-        ) as score_rank
-    from rollouts
-),
-
-aggregated as (
+int_prompt_iteration as (
     select
         run_id,
         iteration,
         prompt_hash,
-        count(*) as n_samples,
-        avg(score) as mean_score,
-        coalesce(stddev_samp(score), 0) as std_score,
-        min(score) as min_score,
-        max(score) as max_score,
-        avg(v_i) as mean_v_i,
-        avg(s_i) as mean_s_i,
-        avg(inst_strict_acc) as mean_inst_strict_acc,
-        max(num_instructions) as num_instructions,
-        max(case when is_strict_success then 1 else 0 end) as prompt_strict_acc,
-        avg(case when is_strict_success then 1.0 else 0.0 end)
-            as strict_success_rate,
-        avg(case when is_pass then 1.0 else 0.0 end) as pass_rate,
-        avg(score) filter (where score_rank <= 1) as mean_at_1,
-        avg(score) filter (where score_rank <= 3) as mean_at_3,
-        avg(score) filter (where score_rank <= 5) as mean_at_5,
-        avg(score) filter (where score_rank <= 10) as mean_at_10,
-        avg(score) filter (where score_rank <= 20) as mean_at_20,
-        avg(response_chars) as mean_response_chars,
-        max(ingested_at) as ingested_through
-    from ranked
-    group by 1, 2, 3
-),
-
-final as (
-    select
-        ---------- ids
-        run_id,
-        iteration,
-        prompt_hash,
-
-        ---------- strings
-        case
-            when min_score < max_score then null
-            when min_score >= {{ var('pass_threshold') }} then 'all_solved'
-            else 'all_failed'
-        end as zero_variance_outcome,
-
-        ---------- numerics
+        zero_variance_outcome,
         n_samples,
         mean_score,
         std_score,
@@ -80,8 +23,8 @@ final as (
         num_instructions,
         prompt_strict_acc,
         strict_success_rate,
-        max_score - mean_score as best_mean_gap,
-        1.0 / (1.0 + std_score) as consistency_score,
+        best_mean_gap,
+        consistency_score,
         pass_rate,
         mean_at_1,
         mean_at_3,
@@ -89,14 +32,9 @@ final as (
         mean_at_10,
         mean_at_20,
         mean_response_chars,
-
-        ---------- booleans
-        min_score = max_score as is_zero_variance,
-
-        ---------- timestamps
+        is_zero_variance,
         ingested_through
-
-    from aggregated
+    from {{ ref('int_prompt_iteration').include(database=false) }}
 )
 
-select * from final
+select * from int_prompt_iteration

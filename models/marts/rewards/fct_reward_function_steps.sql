@@ -1,98 +1,17 @@
-{# One row per run, step and reward function: the function's statistics at
-   the step. From the per-sample rewards where the step has them (basis
-   'samples'), else from what the trainer logged (basis 'logged': the mean,
-   the std as logged, the logged contribution; a statistic that needs the
-   samples is null). signal_to_noise = |mean| / std, 0 when std = 0 (the
-   reward monitor's value; is_zero_variance tells the two apart);
-   contribution_pct = 100 x the function's sum / the sum of the per-sample
-   totals, null when that total is <= 0 (logged: the logged contribution,
-   else the same from the means); abs_share = |mean| / the sum over the
-   step's functions of |mean|. #}
+{{ config(materialized='view') }}
+{# Each reward function's statistics per run and step: a view of
+   int_reward_function_steps, which builds the rows for the models that
+   read them, and where their rules are tested. The view names that table
+   without the database, so it reads the same file's table when the
+   warehouse is copied or attached under another name. #}
 with
 
-samples as (
+int_reward_function_steps as (
     select
         run_id,
         step,
         reward_function,
-        n,
-        mean,
-        std,
-        min,
-        max,
-        total,
-        variance,
-        cast(null as double) as logged_contribution,
-        'samples' as basis
-    from {{ ref('int_reward_sample_function_steps') }}
-),
-
-logged_values as (
-    select
-        run_id,
-        step,
-        reward_function,
-        max(value) filter (where measure = 'mean') as mean,
-        max(value) filter (where measure = 'std') as std,
-        max(value) filter (where measure = 'contribution') as logged_contribution
-    from {{ ref('int_reward_logged') }}
-    where reward_function is not null
-    group by 1, 2, 3
-),
-
-sampled as (
-    select distinct
-        run_id,
-        step
-    from samples
-),
-
-logged as (
-    select
-        logged_values.run_id,
-        logged_values.step,
-        logged_values.reward_function,
-        cast(null as bigint) as n,
-        logged_values.mean,
-        logged_values.std,
-        cast(null as double) as min,
-        cast(null as double) as max,
-        cast(null as double) as total,
-        logged_values.std * logged_values.std as variance,
-        logged_values.logged_contribution,
-        'logged' as basis
-    from logged_values
-    anti join sampled using (run_id, step)
-    where logged_values.mean is not null
-),
-
-combined as (
-    select * from samples
-    union all
-    select * from logged
-),
-
-step_sums as (
-    select
-        *,
-        sum(total) over step_window as step_total,
-        sum(mean) over step_window as step_mean_sum,
-        sum(abs(mean)) over step_window as step_abs_mean_sum
-    from combined
-    window step_window as (partition by run_id, step)
-),
-
-final as (
-    select
-        ---------- ids
-        run_id,
-        step,
-        reward_function,
-
-        ---------- strings
         basis,
-
-        ---------- numerics
         n,
         mean,
         std,
@@ -100,21 +19,11 @@ final as (
         max,
         total,
         variance,
-        case when std > 0 then abs(mean) / std when std = 0 then 0.0 end as signal_to_noise,
-        case
-            when basis = 'samples' and step_total > 0 then 100.0 * total / step_total
-            when basis = 'logged'
-                then coalesce(
-                    logged_contribution,
-                    case when step_mean_sum > 0 then 100.0 * mean / step_mean_sum end
-                )
-        end as contribution_pct,
-        abs(mean) / nullif(step_abs_mean_sum, 0) as abs_share,
-
-        ---------- booleans
-        std = 0 as is_zero_variance
-
-    from step_sums
+        signal_to_noise,
+        contribution_pct,
+        abs_share,
+        is_zero_variance
+    from {{ ref('int_reward_function_steps').include(database=false) }}
 )
 
-select * from final
+select * from int_reward_function_steps

@@ -1,33 +1,14 @@
-{# One row per tracker run: its newest attributes (each the latest non-empty
-   value any ingest gave), with how far its history reaches. #}
+{# One row per tracker run: its newest attributes (int_run_attributes), with
+   how far its history reaches. #}
 with
 
-runs as (
-    select * from {{ ref('stg_runs') }}
-),
-
-{# the history mart, not the lake: it holds one row per point already #}
-metrics as (
-    select * from {{ ref('fct_metric_history') }}
-),
-
 attributes as (
-    select
-        run_id,
-        arg_max(source, ingested_at) as source,
-        list(distinct source order by source) as sources,
-        arg_max(project, ingested_at) filter (where project is not null) as project,
-        arg_max(entity, ingested_at) filter (where entity is not null) as entity,
-        arg_max(name, ingested_at) filter (where name is not null) as name,
-        arg_max(state, ingested_at) filter (where state is not null) as state,
-        arg_max(tags, ingested_at) filter (where len(tags) > 0) as tags,
-        min(created_at) as created_at,
-        arg_max(config, ingested_at) filter (where config::varchar <> '{}') as config,
-        arg_max(summary, ingested_at) filter (where summary::varchar <> '{}') as summary,
-        arg_max(artifacts, ingested_at) filter (where artifacts::varchar <> '[]') as artifacts,
-        max(ingested_at) as updated_at
-    from runs
-    group by 1
+    select * from {{ ref('int_run_attributes') }}
+),
+
+{# the history's table, not the lake: it holds one row per point already #}
+metrics as (
+    select * from {{ ref('int_metric_history') }}
 ),
 
 reach as (
@@ -51,9 +32,9 @@ final as (
         attributes.sources,
         attributes.project,
         attributes.entity,
-        coalesce(attributes.name, attributes.run_id) as name,
+        attributes.name,
         attributes.state,
-        coalesce(attributes.tags, []::varchar[]) as tags,
+        attributes.tags,
         attributes.created_at,
         coalesce(reach.steps, 0) as steps,
         reach.first_step,
@@ -62,9 +43,9 @@ final as (
         coalesce(reach.points, 0) as points,
         reach.first_logged_at,
         reach.last_logged_at,
-        coalesce(attributes.config, '{}'::json) as config,
-        coalesce(attributes.summary, '{}'::json) as summary,
-        coalesce(attributes.artifacts, '[]'::json) as artifacts,
+        attributes.config,
+        attributes.summary,
+        attributes.artifacts,
         attributes.updated_at
     from attributes
     left join reach using (run_id)

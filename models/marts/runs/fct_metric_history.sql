@@ -1,58 +1,23 @@
-{{
-    config(
-        materialized='incremental',
-        unique_key=['run_id'],
-    )
-}}
-{# Every point of every tracker run, with its canonical name. A run that logs
-   several keys of one canonical metric (TRL's `loss` and `train/loss` from
-   two trackers) gives the name to one of them: the alias with the lowest
-   priority, then the first key by name; the others keep canonical_metric null.
-   Built by run: a build recomputes only the runs that received a lake part
-   since the last one (macro changed_runs); a new key can move a run's names. #}
+{{ config(materialized='view') }}
+{# Every point of every tracker run, with its canonical name: a view of
+   int_metric_history, which builds the rows (by run) for the models that
+   read them, and where their rules are tested. The view names that table
+   without the database, so it reads the same file's table when the
+   warehouse is copied or attached under another name. #}
 with
 
-metrics as (
-    {{ changed_runs(ref('stg_metrics'), lake_run_parts('metrics')) }}
-),
-
-aliases as (
-    select * from {{ ref('metric_aliases') }}
-),
-
-run_keys as (
-    select distinct
+int_metric_history as (
+    select
         run_id,
-        metric
-    from metrics
-),
-
-chosen as (
-    select
-        run_keys.run_id,
-        run_keys.metric,
-        aliases.canonical_metric
-    from run_keys
-    inner join aliases on run_keys.metric = aliases.framework_key
-    qualify row_number() over (
-        partition by run_keys.run_id, aliases.canonical_metric
-        order by aliases.priority, run_keys.metric
-    ) = 1
-),
-
-final as (
-    select
-        metrics.run_id,
-        metrics.step,
-        metrics.metric,
-        chosen.canonical_metric,
-        metrics.value,
-        metrics.wall_time,
-        metrics.source,
-        metrics.ingested_at,
-        metrics.run_parts
-    from metrics
-    left join chosen using (run_id, metric)
+        step,
+        metric,
+        canonical_metric,
+        value,
+        wall_time,
+        source,
+        ingested_at,
+        run_parts
+    from {{ ref('int_metric_history').include(database=false) }}
 )
 
-select * from final
+select * from int_metric_history
