@@ -31,7 +31,10 @@ movement as (
     select
         run_id,
         prompt_hash,
-        coalesce(stddev_samp(mean_score), 0) as score_movement
+        case
+            when min(mean_score) = max(mean_score) then 0.0
+            else {{ exact_float('stddev_samp(mean_score)') }}
+        end as score_movement
     from fct_prompt_iteration
     group by 1, 2
 ),

@@ -33,24 +33,33 @@ aggregated as (
         iteration,
         prompt_hash,
         count(*) as n_samples,
-        avg(score) as mean_score,
-        coalesce(stddev_samp(score), 0) as std_score,
+        {{ exact_float('avg(score)') }} as mean_score,
+        case
+            when min(score) = max(score) then 0.0
+            else {{ exact_float('stddev_samp(score)') }}
+        end as std_score,
         min(score) as min_score,
         max(score) as max_score,
-        avg(v_i) as mean_v_i,
-        avg(s_i) as mean_s_i,
-        avg(inst_strict_acc) as mean_inst_strict_acc,
+        {{ exact_float('avg(v_i)') }} as mean_v_i,
+        {{ exact_float('avg(s_i)') }} as mean_s_i,
+        {{ exact_float('avg(inst_strict_acc)') }} as mean_inst_strict_acc,
         max(num_instructions) as num_instructions,
         max(case when is_strict_success then 1 else 0 end) as prompt_strict_acc,
-        avg(case when is_strict_success then 1.0 else 0.0 end)
-            as strict_success_rate,
-        avg(case when is_pass then 1.0 else 0.0 end) as pass_rate,
-        avg(score) filter (where score_rank <= 1) as mean_at_1,
-        avg(score) filter (where score_rank <= 3) as mean_at_3,
-        avg(score) filter (where score_rank <= 5) as mean_at_5,
-        avg(score) filter (where score_rank <= 10) as mean_at_10,
-        avg(score) filter (where score_rank <= 20) as mean_at_20,
-        avg(response_chars) as mean_response_chars,
+        {{ exact_float(
+            'avg(case when is_strict_success then 1.0 else 0.0 end)'
+        ) }} as strict_success_rate,
+        {{ exact_float('avg(case when is_pass then 1.0 else 0.0 end)') }} as pass_rate,
+        {{ exact_float('avg(score) filter (where score_rank <= 1)') }}
+            as mean_at_1,
+        {{ exact_float('avg(score) filter (where score_rank <= 3)') }}
+            as mean_at_3,
+        {{ exact_float('avg(score) filter (where score_rank <= 5)') }}
+            as mean_at_5,
+        {{ exact_float('avg(score) filter (where score_rank <= 10)') }}
+            as mean_at_10,
+        {{ exact_float('avg(score) filter (where score_rank <= 20)') }}
+            as mean_at_20,
+        {{ exact_float('avg(response_chars)') }} as mean_response_chars,
         max(ingested_at) as ingested_through
     from ranked
     group by 1, 2, 3

@@ -48,7 +48,7 @@ run_steps as (
     select
         run_id,
         count(distinct step) as steps,
-        sum(coalesce(total, mean)) as run_total
+        {{ exact_float('sum(coalesce(total, mean))') }} as run_total
     from judged
     group by 1
 ),
@@ -74,28 +74,29 @@ final as (
         any_value(run_steps.steps) as run_steps,
         count(*) as steps,
         cast(sum(pooled_mean.n) as bigint) as n,
-        any_value(pooled_mean.pooled_mean) as mean,
-        sqrt(
+        {{ exact_float('any_value(pooled_mean.pooled_mean)') }} as mean,
+        {{ exact_float('sqrt(
             sum(
                 pooled_mean.weight * (
                     coalesce(pooled_mean.variance, 0)
                     + (pooled_mean.mean - pooled_mean.pooled_mean) ^ 2
                 )
             ) / sum(pooled_mean.weight)
-        ) as std,
-        sum(coalesce(pooled_mean.total, pooled_mean.mean)) as function_total,
+        )') }} as std,
+        {{ exact_float('sum(coalesce(pooled_mean.total, pooled_mean.mean))') }}
+            as function_total,
         any_value(run_steps.run_total) as run_total,
-        avg(pooled_mean.mean) as step_mean_mean,
-        stddev_pop(pooled_mean.mean) as step_mean_std,
+        {{ exact_float('avg(pooled_mean.mean)') }} as step_mean_mean,
+        {{ exact_float('stddev_pop(pooled_mean.mean)') }} as step_mean_std,
         count(pooled_mean.variance) filter (
             where pooled_mean.basis = 'logged' or pooled_mean.n >= 2
         ) as variance_steps,
-        avg(pooled_mean.variance) filter (
+        {{ exact_float("avg(pooled_mean.variance) filter (
             where pooled_mean.basis = 'logged' or pooled_mean.n >= 2
-        ) as step_variance_mean,
-        stddev_pop(pooled_mean.variance) filter (
+        )") }} as step_variance_mean,
+        {{ exact_float("stddev_pop(pooled_mean.variance) filter (
             where pooled_mean.basis = 'logged' or pooled_mean.n >= 2
-        ) as step_variance_std,
+        )") }} as step_variance_std,
         any_value(coverage.coverage) as coverage
     from pooled_mean
     inner join run_steps on pooled_mean.run_id = run_steps.run_id

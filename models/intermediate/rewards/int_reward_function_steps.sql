@@ -76,9 +76,9 @@ combined as (
 step_sums as (
     select
         *,
-        sum(total) over step_window as step_total,
-        sum(mean) over step_window as step_mean_sum,
-        sum(abs(mean)) over step_window as step_abs_mean_sum
+        {{ exact_float('sum(total) over step_window') }} as step_total,
+        {{ exact_float('sum(mean) over step_window') }} as step_mean_sum,
+        {{ exact_float('sum(abs(mean)) over step_window') }} as step_abs_mean_sum
     from combined
     window step_window as (partition by run_id, step)
 ),

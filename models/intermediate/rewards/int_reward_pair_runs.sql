@@ -30,12 +30,13 @@ final as (
 
         ---------- numerics
         any_value(pooled.n) as n,
-        any_value(pooled.mean_a) as mean_a,
-        any_value(pooled.mean_b) as mean_b,
-        sum(
+        {{ exact_float('any_value(pooled.mean_a)') }} as mean_a,
+        {{ exact_float('any_value(pooled.mean_b)') }} as mean_b,
+        {{ exact_float('sum(
             pairs.comoment
-            + pairs.n * (pairs.mean_a - pooled.mean_a) * (pairs.mean_b - pooled.mean_b)
-        ) as comoment
+            + pairs.n * (pairs.mean_a - pooled.mean_a)
+            * (pairs.mean_b - pooled.mean_b)
+        )') }} as comoment
     from pairs
     inner join pooled using (run_id, function_a, function_b)
     group by 1, 2, 3

@@ -27,12 +27,12 @@ final as (
 
         ---------- numerics
         count(*) as n,
-        avg(reward) as mean,
-        stddev_pop(reward) as std,
+        {{ exact_float('avg(reward)') }} as mean,
+        {{ exact_float('stddev_pop(reward)') }} as std,
         min(reward) as min,
         max(reward) as max,
-        sum(reward) as total,
-        var_pop(reward) as variance,
+        {{ exact_float('sum(reward)') }} as total,
+        {{ exact_float('var_pop(reward)') }} as variance,
 
         ---------- timestamps
         max(ingested_through) as ingested_through

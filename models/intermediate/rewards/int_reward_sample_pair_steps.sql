@@ -47,9 +47,9 @@ final as (
 
         ---------- numerics
         count(*) as n,
-        avg(reward_a) as mean_a,
-        avg(reward_b) as mean_b,
-        covar_pop(reward_a, reward_b) * count(*) as comoment,
+        {{ exact_float('avg(reward_a)') }} as mean_a,
+        {{ exact_float('avg(reward_b)') }} as mean_b,
+        {{ exact_float('covar_pop(reward_a, reward_b) * count(*)') }} as comoment,
 
         ---------- timestamps
         max(ingested_through) as ingested_through

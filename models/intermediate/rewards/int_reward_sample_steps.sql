@@ -23,7 +23,7 @@ per_sample as (
         run_id,
         step,
         sample_idx,
-        sum(reward) as total_reward,
+        {{ exact_float('sum(reward)') }} as total_reward,
         max(ingested_through) as ingested_through
     from samples
     group by 1, 2, 3
@@ -51,18 +51,18 @@ final as (
 
         ---------- numerics
         count(*) as n,
-        avg(total_reward) as mean,
-        stddev_pop(total_reward) as std,
+        {{ exact_float('avg(total_reward)') }} as mean,
+        {{ exact_float('stddev_pop(total_reward)') }} as std,
         min(total_reward) as min,
         max(total_reward) as max,
-        sum(total_reward) as total,
-        var_pop(total_reward) as variance,
+        {{ exact_float('sum(total_reward)') }} as total,
+        {{ exact_float('var_pop(total_reward)') }} as variance,
         case
             when count(*) > 1 and any_value(shifted_sum) > 0
-                then -sum(
+                then {{ exact_float('-sum(
                     (shifted_reward / shifted_sum + 1e-10)
                     * ln(shifted_reward / shifted_sum + 1e-10)
-                )
+                )') }}
             else 0.0
         end as entropy,
 

@@ -67,11 +67,11 @@ hit_rate_stats as (
     select
         run_id,
         count(*) as data_points,
-        avg(hit_rate) as avg_hit_rate,
+        {{ exact_float('avg(hit_rate)') }} as avg_hit_rate,
         arg_max(hit_rate, step) as final_hit_rate,
         max(hit_rate) as peak_hit_rate,
-        avg(hit_rate) filter (where is_after_warmup) as hit_rate_after_warmup,
-        {{ regression_slope('hit_rate', 'step') }} as hit_rate_slope
+        {{ exact_float('avg(hit_rate) filter (where is_after_warmup)') }} as hit_rate_after_warmup,
+        {{ exact_float(regression_slope('hit_rate', 'step')) }} as hit_rate_slope
     from hit_rates
     group by 1
 ),

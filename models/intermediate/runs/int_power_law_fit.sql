@@ -98,10 +98,13 @@ ols as (
     select
         scope,
         fit_id,
-        {{ regression_slope('y', 'x') }} as exponent,
-        avg(y) as mean_y,
-        avg(x) as mean_x,
-        case when var_pop(x) > 0 and var_pop(y) > 0 then power(corr(y, x), 2) end as r_squared,
+        {{ exact_float(regression_slope('y', 'x')) }} as exponent,
+        {{ exact_float('avg(y)') }} as mean_y,
+        {{ exact_float('avg(x)') }} as mean_x,
+        case
+            when var_pop(x) > 0 and var_pop(y) > 0
+                then {{ exact_float('power(corr(y, x), 2)') }}
+        end as r_squared,
         min(step) as first_step,
         max(step) as last_step,
         min(compute) as min_compute,

@@ -28,7 +28,14 @@ groups as (
         run_id,
         iteration,
         group_id,
-        coalesce(stddev_pop(score), 0) < {{ var('min_group_std') }} as is_filtered
+        {# all scores equal: std exactly 0, whatever the summing order #}
+        coalesce(
+            case
+                when min(score) = max(score) then 0.0
+                else {{ exact_float('stddev_pop(score)') }}
+            end,
+            0
+        ) < {{ var('min_group_std') }} as is_filtered
     from agent
     group by 1, 2, 3
 ),
@@ -55,7 +62,7 @@ rollout_counts as (
         cast(count_if(finished_early and exit_reason = 'answered') as bigint) as early_answered,
         cast(count_if(finished_early and exit_reason = 'idk') as bigint) as early_idk,
         cast(count_if(finished_early and exit_reason = 'error') as bigint) as early_error,
-        avg(num_turns) as mean_turns,
+        {{ exact_float('avg(num_turns)') }} as mean_turns,
         cast(sum(total_tokens) as bigint) as total_tokens,
         cast(sum(trainable_tokens) as bigint) as trainable_tokens
     from agent

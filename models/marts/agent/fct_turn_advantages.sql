@@ -49,6 +49,8 @@ reward_stats as (
         *,
         avg(turn_reward) over turn_group as turn_mean,
         stddev_pop(turn_reward) over turn_group as turn_std,
+        min(turn_reward) over turn_group as turn_min,
+        max(turn_reward) over turn_group as turn_max,
         count(*) over turn_group as rollouts_at_turn
     from reward_turns
     window turn_group as (partition by run_id, iteration, group_id, turn)
@@ -62,9 +64,14 @@ from_rewards as (
         sample_idx,
         prompt_hash,
         turn,
+        {# Exactly 0 where the math says 0: one rollout at the turn, or
+           rewards all equal (their mean may differ from them in the last
+           bit, by the order it was summed in). #}
         case
-            when rollouts_at_turn = 1 then 0.0
-            else (turn_reward - turn_mean) / (turn_std + 1e-8)
+            when rollouts_at_turn = 1 or turn_min = turn_max then 0.0
+            else {{ exact_float(
+                '(turn_reward - turn_mean) / (turn_std + 1e-8)'
+            ) }}
         end as advantage,
         turn_reward,
         rollouts_at_turn

@@ -29,13 +29,16 @@ by_turn as (
         count(distinct group_id) as groups_active,
         {# advantages standardised within a group sum to 0; the last bits of that 0
            depend on the order threads add in, so the mean keeps 12 decimals #}
-        round(avg(advantage), 12) as mean_advantage,
-        round(avg(abs(advantage)), 12) as mean_abs_advantage,
-        stddev_pop(advantage) as std_advantage,
+        {{ exact_float('round(avg(advantage), 12)') }} as mean_advantage,
+        {{ exact_float('avg(abs(advantage))') }} as mean_abs_advantage,
+        case
+            when min(advantage) = max(advantage) then 0.0
+            else {{ exact_float('stddev_pop(advantage)') }}
+        end as std_advantage,
         min(advantage) as min_advantage,
         max(advantage) as max_advantage,
         avg(case when advantage < 0 then 1.0 else 0.0 end) as negative_share,
-        avg(turn_reward) as mean_turn_reward,
+        {{ exact_float('avg(turn_reward)') }} as mean_turn_reward,
         bool_and(is_given) as all_given
     from turns
     group by 1, 2, 3

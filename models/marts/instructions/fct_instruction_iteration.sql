@@ -23,8 +23,8 @@ aggregated as (
         count(*) as n,
         count(*) filter (where is_followed) as n_followed,
         count(distinct prompt_hash) as n_prompts,
-        avg(case when is_followed then 1.0 else 0.0 end) as success_rate,
-        avg(case when has_instruction_flag then 1.0 else 0.0 end)
+        {{ exact_float('avg(case when is_followed then 1.0 else 0.0 end)') }} as success_rate,
+        {{ exact_float('avg(case when has_instruction_flag then 1.0 else 0.0 end)') }}
             as flag_coverage,
 
         ---------- timestamps

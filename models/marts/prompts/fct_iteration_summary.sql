@@ -34,21 +34,26 @@ aggregated as (
         ---------- numerics
         cast(sum(n_samples) as bigint) as n_rollouts,
         count(*) as n_prompts,
-        sum(mean_score * n_samples) / sum(n_samples) as mean_score,
-        avg(std_score) as mean_std_score,
-        avg(prompt_strict_acc) as prompt_strict_acc,
-        sum(strict_success_rate * n_samples) / sum(n_samples)
-            as strict_success_rate,
-        sum(pass_rate * n_samples) / sum(n_samples) as pass_rate,
-        sum(mean_response_chars * n_samples) / sum(n_samples)
-            as mean_response_chars,
+        {{ exact_float('sum(mean_score * n_samples) / sum(n_samples)') }}
+            as mean_score,
+        {{ exact_float('avg(std_score)') }} as mean_std_score,
+        {{ exact_float('avg(prompt_strict_acc)') }} as prompt_strict_acc,
+        {{ exact_float(
+            'sum(strict_success_rate * n_samples) / sum(n_samples)'
+        ) }} as strict_success_rate,
+        {{ exact_float('sum(pass_rate * n_samples) / sum(n_samples)') }}
+            as pass_rate,
+        {{ exact_float(
+            'sum(mean_response_chars * n_samples) / sum(n_samples)'
+        ) }} as mean_response_chars,
         count(*) filter (where is_zero_variance) as n_zero_variance,
         count(*) filter (where zero_variance_outcome = 'all_solved')
             as n_zero_variance_solved,
         count(*) filter (where zero_variance_outcome = 'all_failed')
             as n_zero_variance_failed,
-        avg(case when is_zero_variance then 1.0 else 0.0 end)
-            as zero_variance_share,
+        {{ exact_float(
+            'avg(case when is_zero_variance then 1.0 else 0.0 end)'
+        ) }} as zero_variance_share,
 
         ---------- timestamps
         max(ingested_through) as ingested_through

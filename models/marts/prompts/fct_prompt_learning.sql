@@ -58,10 +58,11 @@ aggregated as (
         max(iteration) as last_seen_iter,
         min(iteration) filter (where prompt_strict_acc = 1)
             as first_success_iter,
-        {{ regression_slope('mean_score', 'iteration') }} as learning_rate,
-        var_samp(mean_score) filter (
-            where recency <= {{ var('recent_window') }}
-        ) as recent_variance,
+        {{ exact_float(regression_slope('mean_score', 'iteration')) }} as learning_rate,
+        {{ exact_float(
+            'var_samp(mean_score) filter (where recency <= '
+            ~ var('recent_window') ~ ')'
+        ) }} as recent_variance,
         max(mean_score) filter (where recency = 1) as final_score,
         max(prompt_strict_acc) filter (where recency = 1) as final_strict_acc,
         max(zero_variance_outcome) filter (where recency = 1)

@@ -94,7 +94,7 @@ trend_fits as (
         rules.window_size,
         rules.level,
         count(*) as fitted,
-        regr_slope(earlier.value, earlier.value_index) as slope
+        {{ exact_float('regr_slope(earlier.value, earlier.value_index)') }} as slope
     from indexed as latest
     inner join rules on latest.metric = rules.metric and rules.kind = 'trend'
     inner join indexed as earlier

@@ -18,8 +18,8 @@ steps as (
 history as (
     select
         *,
-        avg(mean_reward) over earlier as historical_mean,
-        stddev_pop(mean_reward) over earlier as historical_std,
+        {{ exact_float('avg(mean_reward) over earlier') }} as historical_mean,
+        {{ exact_float('stddev_pop(mean_reward) over earlier') }} as historical_std,
         count(mean_reward) over earlier as history_steps
     from steps
     window earlier as (

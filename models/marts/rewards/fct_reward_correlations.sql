@@ -52,7 +52,8 @@ step_correlations as (
         b.reward_function as function_b,
         count(*) as steps,
         case
-            when var_pop(a.mean) > 0 and var_pop(b.mean) > 0 then corr(a.mean, b.mean)
+            when var_pop(a.mean) > 0 and var_pop(b.mean) > 0
+                then {{ exact_float('corr(a.mean, b.mean)') }}
         end as step_mean_correlation,
         case when bool_or(a.basis = 'samples') then 'samples' else 'logged' end as basis
     from function_steps as a

@@ -70,7 +70,7 @@ performance as (
         functions.reward_function,
         case
             when count(*) >= 3 and var_pop(functions.mean) > 0 and var_pop(steps.performance) > 0
-                then corr(functions.mean, steps.performance)
+                then {{ exact_float('corr(functions.mean, steps.performance)') }}
         end as correlation_with_performance
     from {{ ref('fct_reward_function_steps') }} as functions
     inner join {{ ref('fct_reward_steps') }} as steps using (run_id, step)
@@ -85,19 +85,28 @@ measured as (
         runs.basis,
         runs.steps,
         runs.n,
-        case when runs.run_total > 0 then 100.0 * runs.function_total / runs.run_total end
-            as contribution,
+        case
+            when runs.run_total > 0
+                then {{ exact_float(
+                    '100.0 * runs.function_total / runs.run_total'
+                ) }}
+        end as contribution,
         runs.mean,
         runs.std,
-        case when runs.mean != 0 then runs.std / abs(runs.mean) else 0.0 end as variability,
+        case
+            when runs.mean != 0
+                then {{ exact_float('runs.std / abs(runs.mean)') }}
+            else 0.0
+        end as variability,
         case
             when
                 runs.basis = 'samples'
                 and own.own_comoment > 0
                 and total_variance.total_comoment > 0
-                then
-                    total_comoments.comoment_with_total
-                    / sqrt(own.own_comoment * total_variance.total_comoment)
+                then {{ exact_float(
+                    'total_comoments.comoment_with_total
+                    / sqrt(own.own_comoment * total_variance.total_comoment)'
+                ) }}
         end as correlation_with_total,
         performance.correlation_with_performance
     from runs
@@ -123,7 +132,7 @@ final as (
         mean,
         std,
         variability,
-        contribution * variability as impact_score,
+        {{ exact_float('contribution * variability') }} as impact_score,
         correlation_with_total,
         correlation_with_performance,
         row_number() over (

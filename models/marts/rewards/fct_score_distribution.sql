@@ -23,8 +23,11 @@ aggregated as (
 
         ---------- numerics
         count(*) as n,
-        avg(score) as mean_score,
-        coalesce(stddev_samp(score), 0) as std_score,
+        {{ exact_float('avg(score)') }} as mean_score,
+        case
+            when min(score) = max(score) then 0.0
+            else {{ exact_float('stddev_samp(score)') }}
+        end as std_score,
         min(score) as min_score,
         {{ quantile('score', 0.05) }} as p05,
         {{ quantile('score', 0.25) }} as p25,
