@@ -214,6 +214,6 @@ def test_build_stays_green_after_non_finite_scores(tmp_path: Path) -> None:
         ]
     )
     assert out.stdout.splitlines()[1:] == [
-        "bad,2,0.75,0.3535533905932738",
-        "good,2,0.5,0.7071067811865476",
+        "bad,2,0.75,0.353553390593",
+        "good,2,0.5,0.707106781187",
     ]

@@ -47,8 +47,12 @@ reward_turns as (
 reward_stats as (
     select
         *,
-        avg(turn_reward) over turn_group as turn_mean,
-        stddev_pop(turn_reward) over turn_group as turn_std,
+        {# rounded (to 12 decimals too: a mean of 0 by the math comes out
+           as 1e-24), so a reward equal to the mean gives exactly 0 #}
+        {{ exact_float('round(avg(turn_reward) over turn_group, 12)') }}
+            as turn_mean,
+        {{ exact_float('stddev_pop(turn_reward) over turn_group') }}
+            as turn_std,
         min(turn_reward) over turn_group as turn_min,
         max(turn_reward) over turn_group as turn_max,
         count(*) over turn_group as rollouts_at_turn
