@@ -24,10 +24,7 @@ aggregated as (
         ---------- numerics
         count(*) as n,
         {{ exact_float('avg(score)') }} as mean_score,
-        case
-            when min(score) = max(score) then 0.0
-            else {{ exact_float('stddev_samp(score)') }}
-        end as std_score,
+        coalesce({{ exact_float('stddev_samp(score)') }}, 0) as std_score,
         min(score) as min_score,
         {{ quantile('score', 0.05) }} as p05,
         {{ quantile('score', 0.25) }} as p25,
