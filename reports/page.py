@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pandas as pd
@@ -24,10 +24,14 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
-from obs.reports import figures
 from obs.reports.errors import ReportError
+from obs.reports.figures.agent import ADVANTAGE_ORIGINS
+from obs.reports.figures.base import THEME
 from obs.reports.warehouse import table_names, unknown_run
 from plotly.offline import get_plotlyjs, get_plotlyjs_version
+
+if TYPE_CHECKING:
+    from obs.reports.charts import Chart
 
 PLOTLY_CDN = f"https://cdn.plot.ly/plotly-{get_plotlyjs_version()}.min.js"
 
@@ -56,14 +60,14 @@ def environment() -> Environment:
     env.filters["fmt_int"] = _fmt_int
     env.filters["fmt_pct"] = _fmt_pct
     env.filters["fmt_num"] = _fmt_num
-    env.globals["advantage_origins"] = list(figures.ADVANTAGE_ORIGINS)
+    env.globals["advantage_origins"] = list(ADVANTAGE_ORIGINS)
     env.globals["plotly_theme"] = _theme_json()
     return env
 
 
 def _theme_json() -> Markup:
-    """The charts' Plotly template as JSON, embedded once per page (see figures.THEME)."""
-    template = pio.templates[figures.THEME].to_plotly_json()
+    """The charts' Plotly template as JSON, embedded once per page (see figures.base.THEME)."""
+    template = pio.templates[THEME].to_plotly_json()
     return Markup(json.dumps(template, separators=(",", ":")).replace("</", "<\\/"))
 
 
@@ -77,6 +81,13 @@ def frame(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any]) -> 
     return con.execute(sql, used).df()
 
 
+def for_run(frames: dict[str, pd.DataFrame], run: str) -> dict[str, pd.DataFrame]:
+    """Each query's rows of one run (the queries read every chosen run at once)."""
+    return {
+        name: rows[rows["run_id"] == run].reset_index(drop=True) for name, rows in frames.items()
+    }
+
+
 def embed(figure: go.Figure) -> Markup:
     """The figure as JSON for a ``<script type="application/json">`` block.
 
@@ -86,10 +97,16 @@ def embed(figure: go.Figure) -> Markup:
     """
     content = figure.to_dict()
     # Plotly stores its default template in every figure; the page applies the
-    # dashboards' own once instead (figures.THEME), and leaving it out saves 7 kB a chart.
+    # dashboards' own once instead (figures.base.THEME), and leaving it out saves 7 kB a chart.
     content["layout"].pop("template", None)
     text = pio.to_json(content, validate=False)
     return Markup(text.replace("</", "<\\/"))
+
+
+def chart_block(chart: Chart, figure: go.Figure, div_id: str, **more: Any) -> dict[str, Any]:
+    """What ``_chart.html`` draws: the chart's id, its registry entry (``info``) and its
+    figure; ``more`` for a page's own keys."""
+    return {"div_id": div_id, "name": chart.name, "info": chart, "figure": embed(figure), **more}
 
 
 def plotly_script(plotlyjs: str) -> Markup:
