@@ -39,11 +39,11 @@ from obs.reports.figures.agent import (
 from obs.reports.page import (
     SectionsPage,
     chart_block,
-    choose_runs,
     for_run,
     frame,
     write_sections_page,
 )
+from obs.reports.resolve import runs_with_data
 from obs.reports.warehouse import connect, table_names
 
 PAGE = SectionsPage(
@@ -116,7 +116,7 @@ def load_agent_dashboard(warehouse: Path, runs: Sequence[str] | None = None) -> 
     con = connect(warehouse)
     try:
         with_data = runs_with_agent_data(con)
-        chosen, without = choose_runs(con, warehouse, runs, with_data or [], AGENT_MARTS)
+        chosen, without = runs_with_data(con, warehouse, runs, with_data or [], AGENT_MARTS)
         if with_data is None:
             return AgentDashboard(
                 [],

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from importlib import resources
@@ -27,7 +26,6 @@ from markupsafe import Markup
 from obs.reports.errors import ReportError
 from obs.reports.figures.agent import ADVANTAGE_ORIGINS
 from obs.reports.figures.base import THEME
-from obs.reports.warehouse import table_names, unknown_run
 from plotly.offline import get_plotlyjs, get_plotlyjs_version
 
 if TYPE_CHECKING:
@@ -162,28 +160,3 @@ def write_sections_page(
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(html)
     return out
-
-
-def choose_runs(
-    con: duckdb.DuckDBPyConnection,
-    warehouse: Path,
-    runs: Sequence[str] | None,
-    with_data: list[str],
-    marts: Sequence[str],
-) -> tuple[list[str], list[str]]:
-    """The asked runs (default: all) that have data, and those that have none.
-
-    A run the warehouse does not know at all (in fct_iteration_summary,
-    dim_runs or ``marts``) is an error naming the runs it knows.
-    """
-    present = table_names(con)
-    known: set[str] = set()
-    for table in ("fct_iteration_summary", "dim_runs", *marts):
-        if table in present:
-            known |= {r[0] for r in con.execute(f"select distinct run_id from {table}").fetchall()}
-    missing = [r for r in runs or () if r not in known]
-    if missing:
-        raise unknown_run(warehouse, missing[0], known)
-    chosen = [r for r in runs or with_data if r in with_data]
-    without = [r for r in runs or () if r not in with_data]
-    return chosen, without

@@ -39,6 +39,7 @@ from obs.reports.errors import ReportError
 from obs.reports.figures.comparison import run_colours
 from obs.reports.figures.curriculum import VARIANCE_FLOOR
 from obs.reports.page import chart_block, environment, for_run, frame, plotly_script
+from obs.reports.resolve import WITH_ROLLOUTS, choose_runs, runs_of
 from obs.reports.reward_dashboard import (
     RewardRun,
     load_reward_runs,
@@ -46,7 +47,7 @@ from obs.reports.reward_dashboard import (
     reward_tabs,
     runs_with_reward_data,
 )
-from obs.reports.warehouse import connect, require_tables, unknown_run
+from obs.reports.warehouse import connect, require_tables
 
 HEATMAP_ROWS = 200  # prompts in each prompt heatmap: the most informative
 SCATTER_POINTS = 3000  # points in each scatter (sample efficiency, V_i vs S_i)
@@ -107,12 +108,7 @@ def load_dashboard(
     con = connect(warehouse)
     try:
         require_tables(con, warehouse, *page_marts(TRAINING))
-        with_rollouts = [
-            str(r[0])
-            for r in con.execute(
-                "select distinct run_id from fct_iteration_summary order by 1"
-            ).fetchall()
-        ]
+        with_rollouts = runs_of(con, WITH_ROLLOUTS)
         with_rewards = (runs_with_reward_data(con) or []) if rewards else []
         with_agents = (runs_with_agent_data(con) or []) if agents else []
         # By default the runs with rollouts or an agent's data; any run with reward
@@ -121,10 +117,7 @@ def load_dashboard(
         known = sorted({*default, *with_rewards})
         if not known:
             raise ReportError(f"{warehouse}: no runs built yet; run `obs build`")
-        chosen = list(dict.fromkeys(runs)) if runs else default
-        missing = [r for r in chosen if r not in known]
-        if missing:
-            raise unknown_run(warehouse, missing[0], known)
+        chosen = choose_runs(warehouse, list(dict.fromkeys(runs or ())), default, with_rewards)
         if not chosen:
             raise ReportError(
                 f"{warehouse}: no run with rollouts or agent data; name a run with --run"

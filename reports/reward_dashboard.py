@@ -37,11 +37,11 @@ from obs.reports.figures.rewards import reward_function_colours
 from obs.reports.page import (
     SectionsPage,
     chart_block,
-    choose_runs,
     for_run,
     frame,
     write_sections_page,
 )
+from obs.reports.resolve import WITH_REWARDS, runs_of, runs_with_data
 from obs.reports.warehouse import connect, table_names
 
 PAGE = SectionsPage(
@@ -112,8 +112,7 @@ def runs_with_reward_data(con: duckdb.DuckDBPyConnection) -> list[str] | None:
     present = table_names(con)
     if any(mart not in present for mart in REWARD_MARTS):
         return None
-    found = con.execute("select distinct run_id from fct_reward_steps order by 1").fetchall()
-    return [row[0] for row in found]
+    return runs_of(con, WITH_REWARDS)
 
 
 def load_reward_runs(con: duckdb.DuckDBPyConnection, runs: Sequence[str]) -> list[RewardRun]:
@@ -131,7 +130,7 @@ def load_reward_dashboard(warehouse: Path, runs: Sequence[str] | None = None) ->
     con = connect(warehouse)
     try:
         with_data = runs_with_reward_data(con)
-        chosen, without = choose_runs(con, warehouse, runs, with_data or [], ("fct_reward_steps",))
+        chosen, without = runs_with_data(con, warehouse, runs, with_data or [], WITH_REWARDS.marts)
         if with_data is None:
             return RewardDashboard(
                 [],
