@@ -69,6 +69,7 @@ lint: dev
 		DBT_TARGET_PATH=$$tmp/target DBT_LOG_PATH=$$tmp/logs \
 		$(BIN)/sqlfluff lint models --processes 2
 	$(BIN)/sqlfluff lint reports/queries --config reports/queries/.sqlfluff
+	$(BIN)/sqlfluff lint serve/queries --config serve/queries/.sqlfluff
 
 # mypy on the import names (obs.ingest, ...): a folder of links maps them onto the checkout.
 TYPECHECK := $(VENV)/typecheck

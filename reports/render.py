@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pandas as pd
 import plotly.graph_objects as go
 from obs.reports.agent_dashboard import (
@@ -168,14 +169,50 @@ def _comparison(runs: list[str], frames: dict[str, pd.DataFrame]) -> dict[str, g
     return {name: chart.draw(data) for name, chart in _compare_charts().items()}
 
 
-def _run_charts(run: str, frames: dict[str, pd.DataFrame], settings: dict[str, Any]) -> RunCharts:
+def _run_data(
+    run: str, frames: dict[str, pd.DataFrame], settings: dict[str, Any]
+) -> tuple[dict[str, Any], ChartData]:
+    """One run's header numbers and its charts' data, from the queries' rows of every run."""
     one = for_run(frames, run)
     counts = one["prompt_counts"]
     total = int(counts["prompts"].iloc[0]) if not counts.empty else None
     header = one["header"].iloc[0].to_dict() if not one["header"].empty else {}
-    data = ChartData(one, settings=settings, prompts=total)
+    return header, ChartData(one, settings=settings, prompts=total)
+
+
+def _run_charts(run: str, frames: dict[str, pd.DataFrame], settings: dict[str, Any]) -> RunCharts:
+    header, data = _run_data(run, frames, settings)
     built = {name: chart.draw(data) for name, chart in run_charts(TRAINING).items()}
     return RunCharts(run, header, built)
+
+
+def _params(runs: list[str]) -> dict[str, Any]:
+    return {"runs": runs, "iterations": None, "cap": HEATMAP_ROWS, "scatter_cap": SCATTER_POINTS}
+
+
+def run_tab(
+    con: duckdb.DuckDBPyConnection, run: str, tab: str
+) -> tuple[dict[str, Any], dict[str, go.Figure]]:
+    """One run's header numbers and the figures of one tab of the training dashboard
+    (``obs serve`` draws a tab at a time): the same queries and figure functions as
+    the static dashboard's. The run must have rollouts."""
+    charts = charts_of(TRAINING, tab)
+    names = ("header", "prompt_counts", *queries_of(charts.values(), TRAINING))
+    params = _params([run])
+    frames = {
+        name: frame(con, name, params | QUERY_PARAMETERS.get(name, {}))
+        for name in dict.fromkeys(names)
+    }
+    settings = frame(con, "dashboard_settings", {}).iloc[0].to_dict()
+    header, data = _run_data(run, frames, settings)
+    return header, {name: chart.draw(data) for name, chart in charts.items()}
+
+
+def comparison_figures(con: duckdb.DuckDBPyConnection, runs: list[str]) -> dict[str, go.Figure]:
+    """The run comparison charts of ``runs`` (runs with rollouts), as the dashboard's first tab."""
+    params = _params(runs)
+    frames = {name: frame(con, name, params) for name in queries_of(_compare_charts().values())}
+    return _comparison(runs, frames)
 
 
 # The rollout tabs of a run that has no rollouts (one known from its reward
