@@ -1,7 +1,8 @@
 {# What went wrong in a run, and when: one row per episode of a pattern, with
-   its severity, evidence, hypotheses and summary. The rules live in
-   int_run_findings, built by run; this is that table without its marks of
-   how far each run was judged. #}
+   its severity, evidence, hypotheses and summary. Each rule is a model of
+   its own (int_finding_signals_<pattern>); int_run_findings holds the
+   findings, built by run, and this is that table without its marks of how
+   far each run was judged. #}
 with
 
 findings as (
