@@ -1,7 +1,8 @@
 {# What went wrong in a run, and when: one row per episode of a pattern, with
    its severity, evidence, hypotheses and summary. The rules live in
    int_run_findings, built by run; this is that table without its marks of
-   how far each run was judged. #}
+   how far each run was judged, and the metric audit's finding
+   (int_metric_audit_findings). #}
 with
 
 findings as (
@@ -22,6 +23,50 @@ final as (
         summary
     from findings
     where pattern is not null
+),
+
+{# the metric audit's finding (logged_metric_disagrees), built apart #}
+audit_findings as (
+    select
+        run_id,
+        pattern,
+        severity,
+        first_step,
+        last_step,
+        flagged_steps,
+        signals,
+        evidence,
+        hypotheses,
+        summary
+    from {{ ref('int_metric_audit_findings') }}
+),
+
+combined as (
+    select
+        run_id,
+        pattern,
+        severity,
+        first_step,
+        last_step,
+        flagged_steps,
+        signals,
+        evidence,
+        hypotheses,
+        summary
+    from final
+    union all
+    select
+        run_id,
+        pattern,
+        severity,
+        first_step,
+        last_step,
+        flagged_steps,
+        signals,
+        evidence,
+        hypotheses,
+        summary
+    from audit_findings
 )
 
-select * from final
+select * from combined
