@@ -62,13 +62,17 @@ by_run as (
         max(last_step) as last_step,
         bool_or(canonical_metric = 'reward_mean') as has_reward_disagreement,
         list(metric || '_disagrees' order by metric) as signals,
-        json_group_object(
-            metric,
-            json_object(
-                'steps', steps,
-                'worst_step', worst_step,
-                'worst_difference', worst_difference
-            )
+        -- one key per metric, in metric order: json_group_object keeps the order rows
+        -- arrive in, which changes between builds, and the evidence must not
+        cast(
+            '{' || string_agg(
+                to_json(metric) || ':' || json_object(
+                    'steps', steps,
+                    'worst_step', worst_step,
+                    'worst_difference', worst_difference
+                ),
+                ',' order by metric
+            ) || '}' as json
         ) as metric_evidence,
         string_agg(
             metric || ' at step' || case when len(steps) > 1 then 's ' else ' ' end
