@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 DEV_STAMP := $(VENV)/.dev-stamp
 WANDB_WRITERS := 0.19.11 0.31.0
 
-.PHONY: install dev browser demo test test-fast lint typecheck bench clean
+.PHONY: install dev browser demo test test-fast lint typecheck exposures bench clean
 
 # What running obs needs (obs, its engines, the serve extra): about 700 MB. The
 # stamps are rebuilt when the project's dependencies change.
@@ -58,7 +58,9 @@ test-fast: dev
 # sqlfluff (.sqlfluff): its dbt templater compiles each model against a throwaway warehouse
 # and lake (some macros query them), so nothing lands in lake/, warehouse/ or target/.
 # The macros are linted inside the models dbt compiles them into (the dbt templater
-# skips a file that holds only macros, so macros/ is not listed).
+# skips a file that holds only macros, so macros/ is not listed). The dashboards' queries
+# (reports/queries) are plain DuckDB SQL with $name parameters, not models: the same rules
+# through the placeholder templater (reports/queries/.sqlfluff, and why it needs --config).
 lint: dev
 	$(BIN)/ruff check ingest reports cli tests bench monitor runner demo core live serve
 	$(BIN)/ruff format --check ingest reports cli tests bench monitor runner demo core live serve
@@ -66,6 +68,8 @@ lint: dev
 		OBS_WAREHOUSE=$$tmp/obs.duckdb OBS_LAKE=$$tmp/lake \
 		DBT_TARGET_PATH=$$tmp/target DBT_LOG_PATH=$$tmp/logs \
 		$(BIN)/sqlfluff lint models --processes 2
+	$(BIN)/sqlfluff lint reports/queries --config reports/queries/.sqlfluff
+	$(BIN)/sqlfluff lint serve/queries --config serve/queries/.sqlfluff
 
 # mypy on the import names (obs.ingest, ...): a folder of links maps them onto the checkout.
 TYPECHECK := $(VENV)/typecheck
@@ -74,6 +78,12 @@ typecheck: dev
 	for p in ingest reports cli monitor runner demo core live serve; do ln -s $(CURDIR)/$$p $(TYPECHECK)/obs/$$p; done
 	cd $(TYPECHECK) && $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml \
 		-p obs.ingest -p obs.reports -p obs.cli -p obs.monitor -p obs.runner -p obs.demo -p obs.core -p obs.live -p obs.serve
+
+# The dashboards' dbt exposures (the end of models/reports/_reports__models.yml),
+# written from the chart registry (reports/charts.py); tests/unit/test_exposures.py
+# fails while they are out of date.
+exposures: install
+	$(BIN)/python -m obs.reports.exposures --write
 
 bench: dev
 	$(BIN)/python bench/run.py

@@ -27,6 +27,7 @@ COMMANDS = {
     "findings": "obs.cli.commands.runs:findings",
     "rewards": "obs.cli.commands.rewards:rewards",
     "alerts": "obs.cli.commands.rewards:alerts",
+    "audit": "obs.cli.commands.audit:audit",
     "show": "obs.cli.commands.show:show",
     "serve": "obs.cli.commands.serve:serve",
 }

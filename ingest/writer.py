@@ -313,6 +313,21 @@ class SourceIndex:
     def __init__(self, lake: Path) -> None:
         self.lake = lake
         self._held: dict[str, bool] = {}  # run -> whether its manifest holds anything
+        self._remove_dead_temporaries()
+
+    def _remove_dead_temporaries(self) -> None:
+        """Remove the half-written records of ingests killed while writing one (their
+        process is gone); a live ingest's stay."""
+        folder = self.lake / SOURCES
+        try:
+            leftovers = [p for p in folder.iterdir() if p.name.endswith(".tmp")]
+        except OSError:
+            return
+        for leftover in leftovers:
+            pid = leftover.name.rsplit(".", 3)[-3] if leftover.name.count(".") >= 4 else ""
+            if pid.isdigit() and _alive(int(pid)):
+                continue
+            leftover.unlink(missing_ok=True)
 
     def _file(self, key: str) -> Path:
         return self.lake / SOURCES / f"{hashlib.sha1(key.encode()).hexdigest()[:32]}.json"
@@ -364,7 +379,7 @@ class SourceIndex:
             return
         path = self._file(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
         payload: dict[str, Any] = {
             "origin": str(origin.resolve()),
             "stat": list(stat),
@@ -374,3 +389,13 @@ class SourceIndex:
             payload["note"] = note
         temporary.write_text(json.dumps(payload))
         os.replace(temporary, path)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

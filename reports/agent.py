@@ -27,18 +27,18 @@ from obs.core.agent_log import (
     rule,
 )
 from obs.reports.errors import ReportError
-from obs.reports.runs_format import to_json
-from obs.reports.warehouse import (
-    connect,
-    require_tables,
-    rows,
-    run_list,
-    table_names,
-    unknown_run,
+from obs.reports.resolve import (
+    WITH_EVAL_STEPS,
+    WITH_GROUP_SUMMARIES,
+    WITH_HISTORY,
+    WITH_ROLLOUTS,
+    WITH_TURN_ADVANTAGES,
+    resolve_run,
 )
+from obs.reports.runs_format import to_json
+from obs.reports.warehouse import connect, require_tables, rows
 
 ADVANTAGES, GROUPS, EVALS = "fct_turn_advantages", "fct_group_summary", "fct_eval_steps"
-AGENT_MARTS = (ADVANTAGES, GROUPS, EVALS)
 # The trainer's table rules: 80 box-drawing characters (U+2500), wider for a wider header.
 # The trainer's block titles and table rules: obs.core.agent_log (shared with
 # the reader and the demo's generator).
@@ -47,25 +47,10 @@ DEFAULT_GROUPS = 3
 # How many values an error message or a "more groups" line lists.
 LISTED = 10
 
-# What lands each mart's rows, for the message naming a run that has none.
-HOW_TO_LAND = {
-    ADVANTAGES: (
-        "turn advantages",
-        "land rollouts with `turn_advantages` or `turn_rewards` (`obs ingest rollouts DIR "
-        "--run {run}`) or the trainer's console log (`obs ingest trainer-log FILE --run {run}`), "
-        "then `obs build`",
-    ),
-    GROUPS: (
-        "group summaries",
-        "land rollouts with `group_id`, `num_turns`/`max_turns` or `exit_reason` (`obs ingest "
-        "rollouts DIR --run {run}`) or the trainer's console log (`obs ingest trainer-log FILE "
-        "--run {run}`), then `obs build`",
-    ),
-    EVALS: (
-        "eval steps",
-        "land the eval files with `obs ingest eval-logs DIR --run {run}`, then `obs build`",
-    ),
-}
+# The runs with each mart's rows (its error words, and what lands them).
+KINDS = {ADVANTAGES: WITH_TURN_ADVANTAGES, GROUPS: WITH_GROUP_SUMMARIES, EVALS: WITH_EVAL_STEPS}
+# The runs known elsewhere: one of them without a mart's rows is told what lands them.
+KNOWN = (*KINDS.values(), WITH_ROLLOUTS, WITH_HISTORY)
 BASIS_NOTES = {
     "trainer-log": "from the trainer log, as logged",
     "tracker": "from the tracker's train/groups_kept, train/groups_filtered, train/num_early_exit",
@@ -149,41 +134,17 @@ def natural(text: str) -> tuple[tuple[int, int | str], ...]:
     return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", text) if p)
 
 
-def _runs_of(con: duckdb.DuckDBPyConnection, mart: str) -> list[str]:
-    found = con.execute(f"select distinct run_id from {mart} order by 1").fetchall()
-    return [str(r[0]) for r in found]
-
-
-def _elsewhere(con: duckdb.DuckDBPyConnection, run: str) -> str | None:
-    """The id of ``run`` when another mart knows it (an id, else a unique run name)."""
-    present = table_names(con)
-    for mart in (*AGENT_MARTS, "fct_prompt_learning", "dim_runs"):
-        if mart in present:
-            found = con.execute(f"select 1 from {mart} where run_id = ? limit 1", [run]).fetchall()
-            if found:
-                return run
-    if "dim_runs" in present:
-        named = con.execute("select run_id from dim_runs where name = ?", [run]).fetchall()
-        if len(named) == 1:
-            return str(named[0][0])
-    return None
-
-
 def _resolve(con: duckdb.DuckDBPyConnection, warehouse: Path, run: str, mart: str) -> str:
-    """The run id of ``run`` in ``mart``, else a one-line ReportError naming the runs it has."""
-    known = _runs_of(con, mart)
-    if run in known:
-        return run
-    what, how = HOW_TO_LAND[mart]
-    run_id = _elsewhere(con, run)
-    if run_id in known:
-        return run_id
-    if run_id is None:
-        raise unknown_run(warehouse, run, known, what=f"runs with {what}")
-    raise ReportError(
-        f"{warehouse}: run '{run}' has no {what} (runs with {what}: {run_list(known)}); "
-        + how.format(run=run_id)
-    )
+    """The run id of ``run`` in ``mart``, else a one-line ReportError naming the runs it has
+    (or, for a run another mart knows, what would land this one's rows)."""
+    return resolve_run(
+        con,
+        warehouse,
+        run,
+        KINDS[mart],
+        known=KNOWN,
+        by_name="unique",
+    ).run_id
 
 
 def _plain(row: dict[str, Any]) -> dict[str, Any]:

@@ -4,9 +4,9 @@
 adds the same sections as extra tabs for its runs with agent data. The
 numbers come from the agent marts (fct_eval_steps, fct_group_summary,
 fct_turn_advantages, fct_turn_summary) through the
-``reports/queries/agent_*.sql`` queries, the figures from ``reports.figures``,
-the page from the templates ``agent.html``, ``_agent_section.html`` and
-``_agent_assets.html``. Python only picks rows and formats them: every
+``reports/queries/agent_*.sql`` queries their charts name in the chart
+registry (``reports.charts``), the page from the templates ``sections.html``,
+``_agent_section.html`` and ``_agent_assets.html``. Python only picks rows and formats them: every
 statistic is the marts'.
 
 The group heatmap draws one (iteration, group) at a time: the page embeds the
@@ -28,14 +28,22 @@ import duckdb
 import pandas as pd
 import plotly.graph_objects as go
 from markupsafe import Markup
-from obs.reports import figures
+from obs.reports.charts import AGENT, CHARTS, EVALS, GROUPS, TURNS, ChartData, charts_of, queries_of
+from obs.reports.figures.agent import (
+    ADVANTAGE_ORIGINS,
+    EVAL_MISSING,
+    GROUPS_MISSING,
+    TURNS_MISSING,
+    advantage_group_title,
+)
 from obs.reports.page import (
     SectionsPage,
-    choose_runs,
-    embed,
+    chart_block,
+    for_run,
     frame,
     write_sections_page,
 )
+from obs.reports.resolve import runs_with_data
 from obs.reports.warehouse import connect, table_names
 
 PAGE = SectionsPage(
@@ -46,16 +54,8 @@ PAGE = SectionsPage(
     assets_template="_agent_assets.html",
 )
 
+# The agent marts: a warehouse built before them has no agentic data to show.
 AGENT_MARTS = ("fct_eval_steps", "fct_group_summary", "fct_turn_advantages", "fct_turn_summary")
-AGENT_QUERIES = (
-    "agent_summary",
-    "agent_eval_steps",
-    "agent_group_summary",
-    "agent_turn_summary",
-    "agent_advantage_cells",
-)
-# Every query the agent dashboard runs (its dbt exposure lists the marts they read).
-PAGE_QUERIES = (*AGENT_QUERIES, "agent_runs")
 HEATMAP_ITERATIONS = 20  # iterations (all their groups) the group selector holds, the latest
 HEATMAP_CELLS = 150_000  # ... fewer when their cells would pass this (a few MB of JSON)
 TEXT_CELLS = 160  # the group heatmap writes each cell's value up to this many cells
@@ -106,7 +106,8 @@ def load_agent_runs(con: duckdb.DuckDBPyConnection, runs: Sequence[str]) -> list
     if not runs:
         return []
     params = {"runs": list(runs), "iteration_cap": HEATMAP_ITERATIONS, "cell_cap": HEATMAP_CELLS}
-    frames = {name: frame(con, name, params) for name in AGENT_QUERIES}
+    queries = queries_of(charts_of(AGENT).values(), AGENT)
+    frames = {name: frame(con, name, params) for name in queries}
     return [_agent_run(run, frames) for run in runs]
 
 
@@ -115,7 +116,7 @@ def load_agent_dashboard(warehouse: Path, runs: Sequence[str] | None = None) -> 
     con = connect(warehouse)
     try:
         with_data = runs_with_agent_data(con)
-        chosen, without = choose_runs(con, warehouse, runs, with_data or [], AGENT_MARTS)
+        chosen, without = runs_with_data(con, warehouse, runs, with_data or [], AGENT_MARTS)
         if with_data is None:
             return AgentDashboard(
                 [],
@@ -145,37 +146,20 @@ def load_agent_dashboard(warehouse: Path, runs: Sequence[str] | None = None) -> 
     return AgentDashboard(loaded, reason, without)
 
 
-def _for_run(frame: pd.DataFrame, run: str) -> pd.DataFrame:
-    return frame[frame["run_id"] == run].reset_index(drop=True)
-
-
 def _agent_run(run: str, frames: dict[str, pd.DataFrame]) -> AgentRun:
-    one = {name: _for_run(frame, run) for name, frame in frames.items()}
+    one = for_run(frames, run)
     summary = one["agent_summary"].iloc[0].to_dict() if not one["agent_summary"].empty else {}
     evals = one["agent_eval_steps"]
     groups = one["agent_group_summary"]
     turns = one["agent_turn_summary"]
     cells = one["agent_advantage_cells"]
     entries = advantage_groups(cells)
-    zmax = float(cells["advantage_range"].iloc[0]) if not cells.empty else 1.0
-    built = {
-        "agent_eval_rates": figures.agent_eval_rates(evals),
-        "agent_eval_searches": figures.agent_eval_searches(evals),
-        "agent_eval_turns": figures.agent_eval_turns(evals),
-        "agent_groups": figures.agent_groups(groups),
-        "agent_early_exits": figures.agent_early_exits(groups),
-        "agent_train_shares": figures.agent_train_shares(groups),
-        "agent_advantage_group": figures.agent_advantage_group(
-            entries[0] if entries else None, zmax if zmax > 0 else 1.0
-        ),
-        "agent_turn_means": figures.agent_turn_means(turns),
-        "agent_turn_active": figures.agent_turn_active(turns),
-    }
-    ordered = {name: built[name] for name in figures.AGENT_CHARTS}
+    data = ChartData(one, groups=entries)
+    built = {name: chart.draw(data) for name, chart in charts_of(AGENT).items()}
     return AgentRun(
         run,
         summary,
-        ordered,
+        built,
         entries,
         _groups_note(run, cells),
         has_evals=bool((~evals["is_baseline"].astype(bool)).any()),
@@ -203,9 +187,10 @@ def advantage_groups(cells: pd.DataFrame) -> list[dict[str, Any]]:
 
     Each holds the group's advantages as a rollout x turn grid (``z``, None
     where the rollout had stopped), how each came about (``how``: an index of
-    figures.ADVANTAGE_ORIGINS), the option label and the chart's title and
+    ADVANTAGE_ORIGINS), the option label and the chart's title and
     height, so the page redraws the chart without reading anything else.
     """
+    title = CHARTS["agent_advantage_group"].title
     entries = []
     for (iteration, _), rows in cells.groupby(["iteration", "group_rank"], sort=False):
         samples = sorted(int(s) for s in rows["sample_idx"].unique())
@@ -219,7 +204,7 @@ def advantage_groups(cells: pd.DataFrame) -> list[dict[str, Any]]:
             how[at][turn] = ADVANTAGE_ORIGIN_CODES.get((str(cell.source), bool(cell.is_given)), 1)
         codes = {code for row in how for code in row if code is not None}
         origin = (
-            figures.ADVANTAGE_ORIGINS[codes.pop()]
+            ADVANTAGE_ORIGINS[codes.pop()]
             if len(codes) == 1
             else "some given, some computed from turn rewards"
         )
@@ -241,7 +226,7 @@ def advantage_groups(cells: pd.DataFrame) -> list[dict[str, Any]]:
             "height": max(380, min(900, 190 + 38 * len(samples))),
             "text": len(samples) * width <= TEXT_CELLS,
         }
-        entry["title"] = figures.advantage_group_title(entry)
+        entry["title"] = advantage_group_title(title, entry)
         entries.append(entry)
     return entries
 
@@ -319,15 +304,11 @@ def _tiles(summary: dict[str, Any], evals: bool, groups: bool) -> list[dict[str,
     return tiles
 
 
-def _chart_block(run: AgentRun, name: str, wide: bool = True) -> dict[str, Any]:
-    return {
-        "kind": "chart",
-        "wide": wide,
-        "div_id": f"{name}__{run.run_id}",
-        "name": name,
-        "info": figures.AGENT_CHARTS[name],
-        "figure": embed(run.figures[name]),
-    }
+def _chart_block(run: AgentRun, name: str) -> dict[str, Any]:
+    chart = CHARTS[name]
+    return chart_block(
+        chart, run.figures[name], f"{name}__{run.run_id}", kind="chart", wide=chart.wide
+    )
 
 
 def _note_block(title: str, text: str) -> dict[str, Any]:
@@ -355,43 +336,37 @@ def _group_block(run: AgentRun) -> dict[str, Any]:
 
 
 def agent_sections(run: AgentRun) -> list[dict[str, Any]]:
-    """The sections of one run, each a list of blocks for ``_agent_section.html``."""
+    """The sections of one run, each a list of blocks for ``_agent_section.html``: the
+    tab's charts (the group heatmap with its selector), the summary tiles first; a note
+    in place of a tab's charts when the run has none of their data."""
     summary = {
         "kind": "kpis",
         "title": "Summary",
         "use_for": SUMMARY_USE_FOR,
         "tiles": _tiles(run.summary, run.has_evals, run.has_groups),
     }
-    evals = [
-        _chart_block(run, "agent_eval_rates"),
-        _chart_block(run, "agent_eval_searches", wide=False),
-        _chart_block(run, "agent_eval_turns", wide=False),
-    ]
-    groups = [
-        _chart_block(run, "agent_groups", wide=False),
-        _chart_block(run, "agent_early_exits", wide=False),
-        _chart_block(run, "agent_train_shares"),
-    ]
-    turns = [
-        _group_block(run),
-        _chart_block(run, "agent_turn_means", wide=False),
-        _chart_block(run, "agent_turn_active", wide=False),
-    ]
+    charts = {
+        tab: [
+            _group_block(run) if name == "agent_advantage_group" else _chart_block(run, name)
+            for name in charts_of(AGENT, tab)
+        ]
+        for tab in AGENT.tabs
+    }
     blocks: list[list[dict[str, Any]]] = [
-        [summary, *evals]
+        [summary, *charts[EVALS]]
         if run.has_evals
-        else [summary, _note_block("No eval statistics", figures.EVAL_MISSING)],
-        groups if run.has_groups else [_note_block("No group summary", figures.GROUPS_MISSING)],
-        turns if run.has_turns else [_note_block("No turn advantages", figures.TURNS_MISSING)],
+        else [summary, _note_block("No eval statistics", EVAL_MISSING)],
+        charts[GROUPS] if run.has_groups else [_note_block("No group summary", GROUPS_MISSING)],
+        charts[TURNS] if run.has_turns else [_note_block("No turn advantages", TURNS_MISSING)],
     ]
     return [
         {"id": f"agentic-{number}", "title": title, "blocks": blocks[number]}
-        for number, title in enumerate(figures.AGENT_SECTIONS)
+        for number, title in enumerate(AGENT.tabs)
     ]
 
 
 def agent_tabs() -> list[dict[str, str]]:
-    return [{"id": f"agentic-{n}", "title": t} for n, t in enumerate(figures.AGENT_SECTIONS)]
+    return [{"id": f"agentic-{n}", "title": t} for n, t in enumerate(AGENT.tabs)]
 
 
 def render_agent_dashboard(dashboard: AgentDashboard, out: Path, plotlyjs: str = "inline") -> Path:

@@ -9,7 +9,7 @@ from typing import TextIO
 
 import pandas as pd
 import plotly.graph_objects as go
-from obs.reports.figures import themed
+from obs.reports.figures.base import themed
 from obs.reports.render import Dashboard, load_dashboard, render_dashboard
 from obs.reports.summary import format_summary, load_summary
 from obs.reports.warehouse import connect

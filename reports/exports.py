@@ -23,7 +23,8 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 from obs.reports.errors import ReportError
-from obs.reports.warehouse import connect, require_tables, rows, unknown_run
+from obs.reports.resolve import WITH_ROLLOUTS, resolve_run
+from obs.reports.warehouse import connect, require_tables, rows
 
 STRATEGIES = ("percentile", "pass_rate", "mean_reward", "adaptive")
 CURRICULUM_MODES = ("upsample", "order", "drop-solved")
@@ -64,12 +65,6 @@ class CurriculumExport:
     dropped: int
 
 
-def _check_run(con: duckdb.DuckDBPyConnection, warehouse: Path, run: str) -> None:
-    runs = [r[0] for r in con.execute("select distinct run_id from fct_prompt_learning").fetchall()]
-    if run not in runs:
-        raise unknown_run(warehouse, run, runs)
-
-
 def _finite(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
@@ -89,7 +84,7 @@ def export_buckets(
     con = connect(warehouse)
     try:
         require_tables(con, warehouse, "fct_prompt_iteration", "fct_difficulty_buckets")
-        _check_run(con, warehouse, run)
+        resolve_run(con, warehouse, run, WITH_ROLLOUTS)
         iterations = [
             r[0]
             for r in con.execute(
@@ -261,7 +256,7 @@ def export_curriculum(warehouse: Path, run: str, out: Path, mode: str) -> Curric
     con = connect(warehouse)
     try:
         require_tables(con, warehouse, "fct_curriculum", "fct_prompt_learning")
-        _check_run(con, warehouse, run)
+        resolve_run(con, warehouse, run, WITH_ROLLOUTS)
         rows = _rows_of_mode(con, run, mode)
     finally:
         con.close()

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pandas as pd
@@ -24,10 +23,13 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
-from obs.reports import figures
 from obs.reports.errors import ReportError
-from obs.reports.warehouse import table_names, unknown_run
+from obs.reports.figures.agent import ADVANTAGE_ORIGINS
+from obs.reports.figures.base import THEME
 from plotly.offline import get_plotlyjs, get_plotlyjs_version
+
+if TYPE_CHECKING:
+    from obs.reports.charts import Chart
 
 PLOTLY_CDN = f"https://cdn.plot.ly/plotly-{get_plotlyjs_version()}.min.js"
 
@@ -56,14 +58,14 @@ def environment() -> Environment:
     env.filters["fmt_int"] = _fmt_int
     env.filters["fmt_pct"] = _fmt_pct
     env.filters["fmt_num"] = _fmt_num
-    env.globals["advantage_origins"] = list(figures.ADVANTAGE_ORIGINS)
+    env.globals["advantage_origins"] = list(ADVANTAGE_ORIGINS)
     env.globals["plotly_theme"] = _theme_json()
     return env
 
 
 def _theme_json() -> Markup:
-    """The charts' Plotly template as JSON, embedded once per page (see figures.THEME)."""
-    template = pio.templates[figures.THEME].to_plotly_json()
+    """The charts' Plotly template as JSON, embedded once per page (see figures.base.THEME)."""
+    template = pio.templates[THEME].to_plotly_json()
     return Markup(json.dumps(template, separators=(",", ":")).replace("</", "<\\/"))
 
 
@@ -77,6 +79,13 @@ def frame(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any]) -> 
     return con.execute(sql, used).df()
 
 
+def for_run(frames: dict[str, pd.DataFrame], run: str) -> dict[str, pd.DataFrame]:
+    """Each query's rows of one run (the queries read every chosen run at once)."""
+    return {
+        name: rows[rows["run_id"] == run].reset_index(drop=True) for name, rows in frames.items()
+    }
+
+
 def embed(figure: go.Figure) -> Markup:
     """The figure as JSON for a ``<script type="application/json">`` block.
 
@@ -86,10 +95,16 @@ def embed(figure: go.Figure) -> Markup:
     """
     content = figure.to_dict()
     # Plotly stores its default template in every figure; the page applies the
-    # dashboards' own once instead (figures.THEME), and leaving it out saves 7 kB a chart.
+    # dashboards' own once instead (figures.base.THEME), and leaving it out saves 7 kB a chart.
     content["layout"].pop("template", None)
     text = pio.to_json(content, validate=False)
     return Markup(text.replace("</", "<\\/"))
+
+
+def chart_block(chart: Chart, figure: go.Figure, div_id: str, **more: Any) -> dict[str, Any]:
+    """What ``_chart.html`` draws: the chart's id, its registry entry (``info``) and its
+    figure; ``more`` for a page's own keys."""
+    return {"div_id": div_id, "name": chart.name, "info": chart, "figure": embed(figure), **more}
 
 
 def plotly_script(plotlyjs: str) -> Markup:
@@ -145,28 +160,3 @@ def write_sections_page(
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(html)
     return out
-
-
-def choose_runs(
-    con: duckdb.DuckDBPyConnection,
-    warehouse: Path,
-    runs: Sequence[str] | None,
-    with_data: list[str],
-    marts: Sequence[str],
-) -> tuple[list[str], list[str]]:
-    """The asked runs (default: all) that have data, and those that have none.
-
-    A run the warehouse does not know at all (in fct_iteration_summary,
-    dim_runs or ``marts``) is an error naming the runs it knows.
-    """
-    present = table_names(con)
-    known: set[str] = set()
-    for table in ("fct_iteration_summary", "dim_runs", *marts):
-        if table in present:
-            known |= {r[0] for r in con.execute(f"select distinct run_id from {table}").fetchall()}
-    missing = [r for r in runs or () if r not in known]
-    if missing:
-        raise unknown_run(warehouse, missing[0], known)
-    chosen = [r for r in runs or with_data if r in with_data]
-    without = [r for r in runs or () if r not in with_data]
-    return chosen, without

@@ -1,81 +1,62 @@
-"""Render the dashboards: one self-contained HTML file, or one file per chart.
+"""The training dashboard: the combined page of ``obs render-dashboard``.
 
-The numbers come from the marts through the SQL in ``reports/queries/``; the
-figures from ``reports.figures``; the page from the Jinja templates in
-``reports/templates/``. plotly.js is embedded once, inline, so the file opens
-from disk with no network (``plotlyjs="cdn"`` links it instead).
+The numbers come from the marts through the SQL in ``reports/queries/``; which
+queries and which figures, from the chart registry (``reports.charts``); the
+page from the Jinja templates in ``reports/templates/``. plotly.js is embedded
+once, inline, so the file opens from disk with no network (``plotlyjs="cdn"``
+links it instead). Runs with reward or agent data get the reward monitoring and
+agentic run tabs too (``reward_dashboard``, ``agent_dashboard``).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import duckdb
 import pandas as pd
 import plotly.graph_objects as go
-from obs.reports import figures
+from obs.reports.agent_dashboard import (
+    AgentRun,
+    agent_sections,
+    agent_tabs,
+    load_agent_runs,
+    runs_with_agent_data,
+)
+from obs.reports.charts import (
+    COMPARISON,
+    TRAINING,
+    Chart,
+    ChartData,
+    charts_of,
+    page_marts,
+    queries_of,
+    run_charts,
+)
 from obs.reports.errors import ReportError
-from obs.reports.page import (
-    embed,
-    environment,
-    frame,
-    plotly_script,
+from obs.reports.figures.comparison import run_colours
+from obs.reports.figures.curriculum import VARIANCE_FLOOR
+from obs.reports.page import chart_block, environment, for_run, frame, plotly_script
+from obs.reports.resolve import WITH_ROLLOUTS, choose_runs, runs_of
+from obs.reports.reward_dashboard import (
+    RewardRun,
+    load_reward_runs,
+    reward_sections,
+    reward_tabs,
+    runs_with_reward_data,
 )
-from obs.reports.warehouse import connect, require_tables, unknown_run
+from obs.reports.warehouse import connect, require_tables
 
-if TYPE_CHECKING:
-    from obs.reports.agent_dashboard import AgentRun
-    from obs.reports.reward_dashboard import RewardRun
-
-MARTS = (
-    "fct_iteration_summary",
-    "fct_prompt_iteration",
-    "fct_prompt_learning",
-    "rpt_prompt_heatmap_rank",
-    "rpt_forgetting_changes",
-    "fct_upsampling_candidates",
-    "fct_instruction_iteration",
-    "fct_reward_case_iteration",
-    "fct_score_distribution",
-    "fct_vi_si_points",
-    "fct_instruction_pairs",
-    "rpt_instruction_interference",
-    "rpt_dashboard_settings",
-)
-# The queries of reports/queries/ read with the shared parameters (plateau has its own cap).
-QUERIES = (
-    "header",
-    "prompt_counts",
-    "prompt_heatmap",
-    "forgetting",
-    "sample_efficiency",
-    "upsampling_top",
-    "instruction_types",
-    "reward_cases",
-    "score_distribution",
-    "vi_si",
-    "interference",
-)
-# The run comparison's queries (two or more runs with rollouts).
-COMPARE_QUERIES = ("compare_iterations", "compare_prompts", "compare_instructions")
-# Every query the training dashboard runs (its dbt exposure lists the marts they read).
-PAGE_QUERIES = (*QUERIES, *COMPARE_QUERIES, "dashboard_settings", "plateau")
 HEATMAP_ROWS = 200  # prompts in each prompt heatmap: the most informative
 SCATTER_POINTS = 3000  # points in each scatter (sample efficiency, V_i vs S_i)
 PLATEAU_BARS = 300  # prompts in the plateau chart: the lowest recent variance
-VARIANCE_FLOOR = 1e-6  # where the plateau chart's log axis draws a variance of 0
-# The note in place of the V_i / S_i heatmaps of a run whose rollouts carry no such field.
-COMPONENT_MISSING = (
-    "this run's rollouts carry no {part}, only a score (TRL completions and plain"
-    " rollout tables do not split the reward); land rollouts with a {field} field to see"
-    " it prompt by prompt"
-)
-# --plotlyjs cdn links the same plotly.js version the figures were built for.
+# The queries read with parameters of their own (beside the runs and iterations).
+QUERY_PARAMETERS: dict[str, dict[str, Any]] = {
+    "plateau": {"cap": PLATEAU_BARS, "variance_floor": VARIANCE_FLOOR},
+}
 
 
 @dataclass(frozen=True)
@@ -125,19 +106,10 @@ def load_dashboard(
     sections too (none in a warehouse built before the reward marts); with
     ``agents``, the runs with agent data get the agentic run sections.
     """
-    # imported here: reward_dashboard and agent_dashboard build on this module
-    from obs.reports.agent_dashboard import load_agent_runs, runs_with_agent_data
-    from obs.reports.reward_dashboard import load_reward_runs, runs_with_reward_data
-
     con = connect(warehouse)
     try:
-        require_tables(con, warehouse, *MARTS)
-        with_rollouts = [
-            str(r[0])
-            for r in con.execute(
-                "select distinct run_id from fct_iteration_summary order by 1"
-            ).fetchall()
-        ]
+        require_tables(con, warehouse, *page_marts(TRAINING))
+        with_rollouts = runs_of(con, WITH_ROLLOUTS)
         with_rewards = (runs_with_reward_data(con) or []) if rewards else []
         with_agents = (runs_with_agent_data(con) or []) if agents else []
         # By default the runs with rollouts or an agent's data; any run with reward
@@ -146,10 +118,7 @@ def load_dashboard(
         known = sorted({*default, *with_rewards})
         if not known:
             raise ReportError(f"{warehouse}: no runs built yet; run `obs build`")
-        chosen = list(dict.fromkeys(runs)) if runs else default
-        missing = [r for r in chosen if r not in known]
-        if missing:
-            raise unknown_run(warehouse, missing[0], known)
+        chosen = choose_runs(warehouse, list(dict.fromkeys(runs or ())), default, with_rewards)
         if not chosen:
             raise ReportError(
                 f"{warehouse}: no run with rollouts or agent data; name a run with --run"
@@ -163,14 +132,14 @@ def load_dashboard(
             "cap": HEATMAP_ROWS,
             "scatter_cap": SCATTER_POINTS,
         }
-        frames = {name: frame(con, name, params) for name in QUERIES}
+        per_run = queries_of(run_charts(TRAINING).values(), TRAINING)
+        frames = {
+            name: frame(con, name, params | QUERY_PARAMETERS.get(name, {})) for name in per_run
+        }
         # the build's thresholds (the dbt vars the marts used), one row
         settings = frame(con, "dashboard_settings", {}).iloc[0].to_dict()
-        frames["plateau"] = frame(
-            con, "plateau", params | {"cap": PLATEAU_BARS, "variance_floor": VARIANCE_FLOOR}
-        )
         compared = (
-            {name: frame(con, name, params) for name in COMPARE_QUERIES}
+            {name: frame(con, name, params) for name in queries_of(_compare_charts().values())}
             if len(rollout_runs) > 1
             else {}
         )
@@ -190,98 +159,60 @@ def load_dashboard(
     )
 
 
+def _compare_charts() -> dict[str, Chart]:
+    return charts_of(TRAINING, COMPARISON)
+
+
 def _comparison(runs: list[str], frames: dict[str, pd.DataFrame]) -> dict[str, go.Figure]:
     """The run comparison charts: every run with rollouts in one chart each."""
-    colours = figures.run_colours(runs)
-    return {
-        "compare_learning_curves": figures.compare_learning_curves(
-            frames["compare_iterations"], colours
-        ),
-        "compare_prompt_outcomes": figures.compare_prompt_outcomes(
-            frames["compare_prompts"], colours
-        ),
-        "compare_instruction_difficulty": figures.compare_instruction_difficulty(
-            frames["compare_instructions"], colours
-        ),
-    }
+    data = ChartData(frames, colours=run_colours(runs))
+    return {name: chart.draw(data) for name, chart in _compare_charts().items()}
 
 
-def _for_run(frame: pd.DataFrame, run: str) -> pd.DataFrame:
-    return frame[frame["run_id"] == run].reset_index(drop=True)
-
-
-def _run_charts(run: str, frames: dict[str, pd.DataFrame], settings: dict[str, Any]) -> RunCharts:
-    one = {name: _for_run(frame, run) for name, frame in frames.items()}
+def _run_data(
+    run: str, frames: dict[str, pd.DataFrame], settings: dict[str, Any]
+) -> tuple[dict[str, Any], ChartData]:
+    """One run's header numbers and its charts' data, from the queries' rows of every run."""
+    one = for_run(frames, run)
     counts = one["prompt_counts"]
     total = int(counts["prompts"].iloc[0]) if not counts.empty else None
     header = one["header"].iloc[0].to_dict() if not one["header"].empty else {}
-    grid = one["prompt_heatmap"]
-    built = {
-        "prompt_dynamics_fi": figures.prompt_heatmap(
-            grid, "prompt_dynamics_fi", "mean_score", total, colorbar_title="mean score"
-        ),
-        "prompt_dynamics_vi": figures.prompt_heatmap(
-            grid,
-            "prompt_dynamics_vi",
-            "mean_v_i",
-            total,
-            colorbar_title="mean V_i",
-            missing=COMPONENT_MISSING.format(part="verifiable reward (V_i)", field="v_i"),
-        ),
-        "prompt_dynamics_si": figures.prompt_heatmap(
-            grid,
-            "prompt_dynamics_si",
-            "mean_s_i",
-            total,
-            colorbar_title="mean S_i",
-            missing=COMPONENT_MISSING.format(part="soft reward (S_i)", field="s_i"),
-        ),
-        "prompt_accuracy": figures.prompt_heatmap(
-            grid,
-            "prompt_accuracy",
-            "prompt_strict_acc",
-            total,
-            scale="solved",
-            colorbar_title="any rollout",
-            note="solved: every instruction followed, or (a rollout without instruction"
-            f" results) a score of at least {settings['pass_threshold']:g}",
-        ),
-        "upsampling_candidates": figures.upsampling_table(one["upsampling_top"]),
-        "sample_efficiency": figures.sample_efficiency(
-            one["sample_efficiency"],
-            float(settings["fast_learning_iterations"]),
-            float(settings["sample_efficiency_good_score"]),
-            total,
-        ),
-        "plateau_detection": figures.plateau_detection(
-            one["plateau"],
-            float(settings["plateau_variance_threshold"]),
-            VARIANCE_FLOOR,
-            total,
-        ),
-        "forgetting_analysis": figures.forgetting_heatmap(one["forgetting"], total),
-        "exploration": figures.prompt_heatmap(
-            grid,
-            "exploration",
-            "std_score",
-            total,
-            scale="spread",
-            colorbar_title="score std",
-        ),
-        "score_distribution": figures.score_distribution(one["score_distribution"]),
-        "reward_case_evolution": figures.reward_case_evolution(one["reward_cases"]),
-        "vi_si_correlation": figures.vi_si_correlation(one["vi_si"]),
-        "instruction_types": figures.instruction_types(one["instruction_types"]),
-        "instruction_interference": figures.instruction_interference(
-            one["interference"], int(settings["stuck_cell_min_samples"])
-        ),
+    return header, ChartData(one, settings=settings, prompts=total)
+
+
+def _run_charts(run: str, frames: dict[str, pd.DataFrame], settings: dict[str, Any]) -> RunCharts:
+    header, data = _run_data(run, frames, settings)
+    built = {name: chart.draw(data) for name, chart in run_charts(TRAINING).items()}
+    return RunCharts(run, header, built)
+
+
+def _params(runs: list[str]) -> dict[str, Any]:
+    return {"runs": runs, "iterations": None, "cap": HEATMAP_ROWS, "scatter_cap": SCATTER_POINTS}
+
+
+def run_tab(
+    con: duckdb.DuckDBPyConnection, run: str, tab: str
+) -> tuple[dict[str, Any], dict[str, go.Figure]]:
+    """One run's header numbers and the figures of one tab of the training dashboard
+    (``obs serve`` draws a tab at a time): the same queries and figure functions as
+    the static dashboard's. The run must have rollouts."""
+    charts = charts_of(TRAINING, tab)
+    names = ("header", "prompt_counts", *queries_of(charts.values(), TRAINING))
+    params = _params([run])
+    frames = {
+        name: frame(con, name, params | QUERY_PARAMETERS.get(name, {}))
+        for name in dict.fromkeys(names)
     }
-    ordered = {name: built[name] for name in figures.CHARTS}
-    return RunCharts(run, header, ordered)
+    settings = frame(con, "dashboard_settings", {}).iloc[0].to_dict()
+    header, data = _run_data(run, frames, settings)
+    return header, {name: chart.draw(data) for name, chart in charts.items()}
 
 
-def _chart(name: str, info: figures.ChartInfo, figure: go.Figure, div_id: str) -> dict[str, Any]:
-    return {"div_id": div_id, "name": name, "info": info, "figure": embed(figure)}
+def comparison_figures(con: duckdb.DuckDBPyConnection, runs: list[str]) -> dict[str, go.Figure]:
+    """The run comparison charts of ``runs`` (runs with rollouts), as the dashboard's first tab."""
+    params = _params(runs)
+    frames = {name: frame(con, name, params) for name in queries_of(_compare_charts().values())}
+    return _comparison(runs, frames)
 
 
 # The rollout tabs of a run that has no rollouts (one known from its reward
@@ -303,11 +234,11 @@ NO_AGENT = (
 
 def _sections(run: RunCharts) -> list[dict[str, Any]]:
     sections = []
-    for number, title in enumerate(figures.SECTIONS):
+    for number, title in enumerate(TRAINING.tabs):
         charts = [
-            _chart(name, info, run.figures[name], f"{name}__{run.run_id}")
-            for name, info in figures.CHARTS.items()
-            if info.section == title and run.has_rollouts
+            chart_block(chart, run.figures[name], f"{name}__{run.run_id}")
+            for name, chart in charts_of(TRAINING, title).items()
+            if run.has_rollouts
         ]
         note = "" if run.has_rollouts else NO_ROLLOUTS.format(run=run.run_id)
         sections.append({"id": f"section-{number}", "title": title, "charts": charts, "note": note})
@@ -330,18 +261,15 @@ def render_dashboard(dashboard: Dashboard, out: Path, plotlyjs: str = "inline") 
     the run picked in the page. Runs with reward data add the seven reward
     monitoring tabs, runs with agent data the three agentic run tabs.
     """
-    from obs.reports.agent_dashboard import agent_sections, agent_tabs
-    from obs.reports.reward_dashboard import reward_sections, reward_tabs
-
     run_ids = dashboard.run_ids
     runs = [{"run": run, "sections": _sections(run)} for run in dashboard.runs]
-    tabs = [{"id": f"section-{n}", "title": t} for n, t in enumerate(figures.SECTIONS)]
+    tabs = [{"id": f"section-{n}", "title": t} for n, t in enumerate(TRAINING.tabs)]
+    compare = _compare_charts()
     comparison = [
-        _chart(name, figures.COMPARE_CHARTS[name], figure, name)
-        for name, figure in dashboard.comparison.items()
+        chart_block(compare[name], figure, name) for name, figure in dashboard.comparison.items()
     ]
     if comparison:
-        tabs.insert(0, {"id": "section-compare", "title": figures.COMPARE_SECTION})
+        tabs.insert(0, {"id": "section-compare", "title": COMPARISON})
     rewards = _by_run(
         run_ids, {r.run_id: reward_sections(r) for r in dashboard.rewards}, NO_REWARDS
     )
@@ -367,78 +295,3 @@ def render_dashboard(dashboard: Dashboard, out: Path, plotlyjs: str = "inline") 
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(html)
     return out
-
-
-def render_chart_files(
-    dashboard: Dashboard,
-    output_dir: Path,
-    fmt: str = "html",
-    plotlyjs: str = "inline",
-    names: Sequence[str] | None = None,
-) -> list[Path]:
-    """One file per chart under the charts' names; runs get a folder each when several.
-
-    ``names`` picks some of the charts (default: all fourteen, and with several
-    runs with rollouts the run comparison charts, written beside the folders).
-    A run without rollouts has no rollout charts and gets no folder.
-    """
-    choices = [*figures.CHARTS, *figures.COMPARE_CHARTS]
-    unknown = [n for n in names or () if n not in choices]
-    if unknown:
-        raise ReportError(f"no chart '{unknown[0]}' (charts: {', '.join(choices)})")
-    drawn = [run for run in dashboard.runs if run.has_rollouts]
-    several = len(drawn) > 1
-    pages: list[tuple[Path, str, go.Figure, str]] = [
-        (output_dir, name, figure, "runs " + ", ".join(r.run_id for r in drawn))
-        for name, figure in dashboard.comparison.items()
-    ]
-    for run in drawn:
-        folder = output_dir / run.run_id if several else output_dir
-        pages += [(folder, name, figure, run.run_id) for name, figure in run.figures.items()]
-    written = []
-    for folder, name, figure, whose in pages:
-        if names and name not in names:
-            continue
-        folder.mkdir(parents=True, exist_ok=True)
-        if fmt == "png":
-            written.append(_write_png(figure, folder / f"{name}.png"))
-            continue
-        info = figures.CHARTS.get(name) or figures.COMPARE_CHARTS[name]
-        html = (
-            environment()
-            .get_template("chart.html")
-            .render(
-                title=f"{info.title} ({whose})",
-                plotly_script=plotly_script(plotlyjs),
-                chart=_chart(name, info, figure, name),
-            )
-        )
-        path = folder / f"{name}.html"
-        path.write_text(html)
-        written.append(path)
-    return written
-
-
-def _write_png(figure: go.Figure, path: Path) -> Path:
-    """A PNG through kaleido, driving the system Chromium (nothing is downloaded).
-
-    kaleido is the optional ``png`` extra (``pip install 'obs-warehouse[png]'``).
-    """
-    try:
-        import kaleido  # noqa: F401  (plotly drives it; imported here only to check it is there)
-    except ImportError as exc:
-        raise ReportError(
-            f"{path}: --format png needs kaleido: pip install 'obs-warehouse[png]'"
-        ) from exc
-    browser = os.environ.get("BROWSER_PATH") or shutil.which("chromium")
-    if browser is None:
-        raise ReportError(f"{path}: --format png needs Chromium (apt-get install chromium)")
-    os.environ["BROWSER_PATH"] = browser
-    try:
-        figures.themed(go.Figure(figure)).write_image(
-            path, width=1200, height=int(figure.layout.height or 600), scale=1
-        )
-    except Exception as exc:
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ReportError(f"{path}: PNG export failed ({message})") from exc
-    return path

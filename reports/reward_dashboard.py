@@ -3,8 +3,9 @@
 ``obs render-dashboard --kind rewards`` writes the page; the combined dashboard
 adds the same seven sections as extra tabs for its runs with reward data. The
 numbers come from the reward marts (fct_reward_*, fct_alerts) through the
-``reports/queries/reward_*.sql`` queries, the figures from ``reports.figures``,
-the page from the templates ``rewards.html`` and ``_reward_section.html``.
+``reports/queries/reward_*.sql`` queries their charts name in the chart
+registry (``reports.charts``), the page from the templates ``sections.html``
+and ``_reward_section.html``.
 Python only picks rows and formats them: every statistic is the marts'.
 """
 
@@ -21,14 +22,26 @@ import duckdb
 import pandas as pd
 import plotly.graph_objects as go
 from markupsafe import Markup
-from obs.reports import figures
+from obs.reports.charts import (
+    RAW_DATA,
+    REWARD_QUALITY,
+    REWARD_SUMMARY,
+    REWARDS,
+    ChartData,
+    charts_of,
+    page_marts,
+    queries_of,
+)
+from obs.reports.figures.base import as_strings
+from obs.reports.figures.rewards import reward_function_colours
 from obs.reports.page import (
     SectionsPage,
-    choose_runs,
-    embed,
+    chart_block,
+    for_run,
     frame,
     write_sections_page,
 )
+from obs.reports.resolve import WITH_REWARDS, runs_of, runs_with_data
 from obs.reports.warehouse import connect, table_names
 
 PAGE = SectionsPage(
@@ -39,31 +52,10 @@ PAGE = SectionsPage(
     assets_template="_reward_assets.html",
 )
 
-REWARD_MARTS = (
-    "fct_reward_steps",
-    "fct_reward_function_steps",
-    "fct_reward_function_importance",
-    "fct_reward_quality",
-    "fct_reward_function_quality",
-    "fct_reward_anomalies",
-    "fct_reward_hacking",
-    "fct_alerts",
-)
-REWARD_QUERIES = (
-    "reward_summary",
-    "reward_steps",
-    "reward_function_steps",
-    "reward_contributions",
-    "reward_importance",
-    "reward_quality",
-    "reward_function_quality",
-    "reward_alerts",
-    "reward_anomalies",
-    "reward_hacking_windows",
-)
+# The marts the page reads: a warehouse built before them has no reward data to show.
+REWARD_MARTS = page_marts(REWARDS)
 RAW_ROWS = 1000  # steps in each run's raw data table (the first ones)
 RAW_PAGE = 25  # rows on one page of the raw data table
-ALERT_ROWS = 500  # alerts in each run's alert table (the first ones)
 # The raw data table: fct_reward_steps' columns as reward_steps.sql reads them.
 RAW_COLUMNS = (
     ("step", "d"),
@@ -120,8 +112,7 @@ def runs_with_reward_data(con: duckdb.DuckDBPyConnection) -> list[str] | None:
     present = table_names(con)
     if any(mart not in present for mart in REWARD_MARTS):
         return None
-    found = con.execute("select distinct run_id from fct_reward_steps order by 1").fetchall()
-    return [row[0] for row in found]
+    return runs_of(con, WITH_REWARDS)
 
 
 def load_reward_runs(con: duckdb.DuckDBPyConnection, runs: Sequence[str]) -> list[RewardRun]:
@@ -129,7 +120,8 @@ def load_reward_runs(con: duckdb.DuckDBPyConnection, runs: Sequence[str]) -> lis
     if not runs:
         return []
     params = {"runs": list(runs)}
-    frames = {name: frame(con, name, params) for name in REWARD_QUERIES}
+    queries = queries_of(charts_of(REWARDS).values(), REWARDS)
+    frames = {name: frame(con, name, params) for name in queries}
     return [_reward_run(run, frames) for run in runs]
 
 
@@ -138,7 +130,7 @@ def load_reward_dashboard(warehouse: Path, runs: Sequence[str] | None = None) ->
     con = connect(warehouse)
     try:
         with_data = runs_with_reward_data(con)
-        chosen, without = choose_runs(con, warehouse, runs, with_data or [], ("fct_reward_steps",))
+        chosen, without = runs_with_data(con, warehouse, runs, with_data or [], WITH_REWARDS.marts)
         if with_data is None:
             return RewardDashboard(
                 [],
@@ -165,10 +157,6 @@ def load_reward_dashboard(warehouse: Path, runs: Sequence[str] | None = None) ->
     return RewardDashboard(loaded, reason, without)
 
 
-def _for_run(frame: pd.DataFrame, run: str) -> pd.DataFrame:
-    return frame[frame["run_id"] == run].reset_index(drop=True)
-
-
 def _cell(value: Any, spec: str) -> str:
     if value is None or (not isinstance(value, str) and pd.isna(value)):
         return "-"
@@ -178,45 +166,28 @@ def _cell(value: Any, spec: str) -> str:
 
 
 def _reward_run(run: str, frames: dict[str, pd.DataFrame]) -> RewardRun:
-    one = {name: _for_run(frame, run) for name, frame in frames.items()}
+    one = for_run(frames, run)
     summary = one["reward_summary"].iloc[0].to_dict() if not one["reward_summary"].empty else {}
     steps = one["reward_steps"]
-    functions = one["reward_function_steps"]
-    colours = figures.reward_function_colours(functions["reward_function"].unique().tolist())
-    alerts = one["reward_alerts"]
-    built = {
-        "reward_signal_overview": figures.reward_signal_overview(steps),
-        "reward_functions_over_time": figures.reward_functions_over_time(functions, colours),
-        "reward_function_contributions": figures.reward_function_contributions(
-            one["reward_contributions"], colours
-        ),
-        "reward_function_importance": figures.reward_function_importance(one["reward_importance"]),
-        "training_dynamics": figures.training_dynamics(steps),
-        "reward_quality_score": figures.reward_quality_score(one["reward_quality"]),
-        "reward_function_quality": figures.reward_function_quality(one["reward_function_quality"]),
-        "reward_quality_metrics": figures.reward_quality_metrics(steps),
-        "reward_alerts_timeline": figures.reward_alerts_timeline(
-            steps, alerts, one["reward_hacking_windows"], one["reward_anomalies"]
-        ),
-        "reward_alerts_table": figures.reward_alerts_table(alerts.head(ALERT_ROWS), len(alerts)),
-    }
+    functions = one["reward_function_steps"]["reward_function"].unique().tolist()
+    data = ChartData(one, colours=reward_function_colours(functions))
+    built = {name: chart.draw(data) for name, chart in charts_of(REWARDS).items()}
     quality = one["reward_quality"]
     advice = {
-        kind: figures.as_strings(quality[kind].iloc[0]) if not quality.empty else []
+        kind: as_strings(quality[kind].iloc[0]) if not quality.empty else []
         for kind in ("issues", "warnings", "recommendations")
     }
     raw = [
         [_cell(row[column], spec) for column, spec in RAW_COLUMNS]
         for row in steps.head(RAW_ROWS).to_dict("records")
     ]
-    ordered = {name: built[name] for name in figures.REWARD_CHARTS}
-    return RewardRun(run, summary, ordered, advice, raw, len(steps))
+    return RewardRun(run, summary, built, advice, raw, len(steps))
 
 
 def _tiles(summary: dict[str, Any]) -> list[dict[str, str]]:
     """The Summary statistics tiles, formatted as the GRPO reward monitor shows them."""
     verdict = summary.get("hacking_verdict")
-    suspects = figures.as_strings(summary.get("suspected_functions"))
+    suspects = as_strings(summary.get("suspected_functions"))
     if isinstance(verdict, str) and suspects:
         verdict = f"{verdict} ({', '.join(suspects)})"
     return [
@@ -236,16 +207,6 @@ def _tiles(summary: dict[str, Any]) -> list[dict[str, str]]:
             "value": verdict if isinstance(verdict, str) else "-",
         },
     ]
-
-
-def _chart_block(run: RewardRun, name: str) -> dict[str, Any]:
-    return {
-        "kind": "chart",
-        "div_id": f"{name}__{run.run_id}",
-        "name": name,
-        "info": figures.REWARD_CHARTS[name],
-        "figure": embed(run.figures[name]),
-    }
 
 
 def _raw_block(run: RewardRun) -> dict[str, Any]:
@@ -270,45 +231,39 @@ def _raw_block(run: RewardRun) -> dict[str, Any]:
 
 
 def reward_sections(run: RewardRun) -> list[dict[str, Any]]:
-    """The seven sections of one run, each a list of blocks for ``_reward_section.html``."""
-    blocks: list[list[dict[str, Any]]] = [
-        [
-            {
-                "kind": "kpis",
-                "title": "Summary statistics",
-                "use_for": SUMMARY_USE_FOR,
-                "tiles": _tiles(run.summary),
-            }
-        ],
-        [_chart_block(run, "reward_signal_overview")],
-        [
-            _chart_block(run, "reward_functions_over_time"),
-            _chart_block(run, "reward_function_contributions"),
-            _chart_block(run, "reward_function_importance"),
-        ],
-        [_chart_block(run, "training_dynamics")],
-        [
-            _chart_block(run, "reward_quality_score"),
-            {
-                "kind": "advice",
-                "title": "Issues, warnings and recommendations",
-                "use_for": ADVICE_USE_FOR,
-                **run.advice,
-            },
-            _chart_block(run, "reward_function_quality"),
-            _chart_block(run, "reward_quality_metrics"),
-        ],
-        [_chart_block(run, "reward_alerts_timeline"), _chart_block(run, "reward_alerts_table")],
-        [_raw_block(run)],
-    ]
+    """The seven sections of one run, each a list of blocks for ``_reward_section.html``:
+    the tab's charts, with the summary tiles first, the quality report's advice after
+    the quality score, and the raw data table last."""
+    blocks: dict[str, list[dict[str, Any]]] = {tab: [] for tab in REWARDS.tabs}
+    blocks[REWARD_SUMMARY].append(
+        {
+            "kind": "kpis",
+            "title": "Summary statistics",
+            "use_for": SUMMARY_USE_FOR,
+            "tiles": _tiles(run.summary),
+        }
+    )
+    for name, chart in charts_of(REWARDS).items():
+        figure = run.figures[name]
+        blocks[chart.tab].append(chart_block(chart, figure, f"{name}__{run.run_id}", kind="chart"))
+        if name == "reward_quality_score":
+            blocks[REWARD_QUALITY].append(
+                {
+                    "kind": "advice",
+                    "title": "Issues, warnings and recommendations",
+                    "use_for": ADVICE_USE_FOR,
+                    **run.advice,
+                }
+            )
+    blocks[RAW_DATA].append(_raw_block(run))
     return [
-        {"id": f"rewards-{number}", "title": title, "blocks": blocks[number]}
-        for number, title in enumerate(figures.REWARD_SECTIONS)
+        {"id": f"rewards-{number}", "title": title, "blocks": blocks[title]}
+        for number, title in enumerate(REWARDS.tabs)
     ]
 
 
 def reward_tabs() -> list[dict[str, str]]:
-    return [{"id": f"rewards-{n}", "title": t} for n, t in enumerate(figures.REWARD_SECTIONS)]
+    return [{"id": f"rewards-{n}", "title": t} for n, t in enumerate(REWARDS.tabs)]
 
 
 def render_reward_dashboard(

@@ -15,16 +15,9 @@ from typing import Any
 
 import duckdb
 from obs.reports.errors import ReportError
-from obs.reports.runs import resolve_run
+from obs.reports.resolve import WITH_HISTORY, WITH_REWARDS, WITH_ROLLOUTS, resolve_run
 from obs.reports.runs_format import table, to_json
-from obs.reports.warehouse import (
-    connect,
-    require_tables,
-    rows,
-    run_list,
-    table_names,
-    unknown_run,
-)
+from obs.reports.warehouse import connect, require_tables, rows, table_names
 
 MARTS = (
     "fct_reward_steps",
@@ -88,34 +81,22 @@ def _open(warehouse: Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def _reward_runs(con: duckdb.DuckDBPyConnection) -> list[str]:
-    found = con.execute("select distinct run_id from fct_reward_steps order by 1").fetchall()
-    return [str(r[0]) for r in found]
-
-
 def _resolve(
     con: duckdb.DuckDBPyConnection, warehouse: Path, run: str, *, need_rewards: bool
 ) -> tuple[str, bool]:
     """The run id of ``run`` (an id, else a unique run name) and whether it has reward
     data; a run that is not there at all is a one-line ReportError, and so is one
     without reward data when ``need_rewards``."""
-    with_rewards = _reward_runs(con)
-    if run in with_rewards:
-        return run, True
-    if "dim_runs" in table_names(con):
-        run_id = resolve_run(con, warehouse, run, rollouts_ok=True)
-    else:
-        raise unknown_run(warehouse, run, with_rewards, what="runs with reward data")
-    if run_id in with_rewards:
-        return run_id, True
-    if need_rewards:
-        raise ReportError(
-            f"{warehouse}: run '{run}' has no reward data (runs with reward data: "
-            f"{run_list(with_rewards)}); land per-function rewards with `obs ingest rollouts "
-            f"DIR --run {run_id}` (a `rewards` object per sample) or a tracker log with reward "
-            "metrics, then `obs build`"
-        )
-    return run_id, False
+    return resolve_run(
+        con,
+        warehouse,
+        run,
+        WITH_REWARDS,
+        known=(WITH_HISTORY, WITH_ROLLOUTS),
+        by_name="strict",
+        listed=WITH_HISTORY,
+        required=need_rewards,
+    )
 
 
 def _alerts_where(run_id: str | None, level: str, since_step: int | None) -> tuple[str, list[Any]]:

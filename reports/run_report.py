@@ -456,9 +456,21 @@ def _settings(con: Any, present: set[str]) -> dict[str, Any]:
     return found[0] if found else {}
 
 
-def write_run_report(warehouse: Path, analysis: Analysis, out: Path) -> Path:
-    """Write the run's HTML report: a chart per section with data (findings shaded),
-    then one card naming the sections without data and what each needs."""
+@dataclass
+class ReportContent:
+    """What a run report shows: a chart per section with data, the sections without."""
+
+    findings: list[dict[str, Any]]
+    # (section title, its "use for" line, its figure)
+    charts: list[tuple[str, str, go.Figure]]
+    missing: list[dict[str, Any]]  # number, title, why
+    info: Any
+    counts: dict[str, int]  # findings by severity
+
+
+def report_content(warehouse: Path, analysis: Analysis) -> ReportContent:
+    """The run report's charts and cards (findings shaded in the charts); the HTML file
+    (``write_run_report``) and ``obs serve``'s report page both show it."""
     con = open_runs(warehouse)
     try:
         present = table_names(con)
@@ -466,20 +478,12 @@ def write_run_report(warehouse: Path, analysis: Analysis, out: Path) -> Path:
         findings = next((s.data or [] for s in analysis.sections if s.title.startswith("Find")), [])
         if "fct_run_findings" in present:
             findings = _with_signals(con, analysis.run_id, findings)
-        charts: list[Any] = []
-        missing: list[Any] = []
+        charts: list[tuple[str, str, go.Figure]] = []
+        missing: list[dict[str, Any]] = []
         for section in analysis.sections:
             drawn = _section_chart(con, analysis.run_id, section, findings, present, settings)
             if drawn is not None and drawn.figure is not None:
-                div = f"run-{len(charts)}"
-                charts.append(
-                    {
-                        "div_id": div,
-                        "name": section.title,
-                        "info": {"use_for": drawn.use_for},
-                        "figure": embed(drawn.figure),
-                    }
-                )
+                charts.append((section.title, drawn.use_for, drawn.figure))
             elif drawn is not None:
                 missing.append({"number": section.number, "title": section.title, "why": drawn.why})
             elif section.number and not section.available:
@@ -493,6 +497,22 @@ def write_run_report(warehouse: Path, analysis: Analysis, out: Path) -> Path:
         level: sum(1 for f in findings if f["severity"] == level)
         for level in ("critical", "warning", "info")
     }
+    return ReportContent(findings, charts, missing, info, counts)
+
+
+def write_run_report(warehouse: Path, analysis: Analysis, out: Path) -> Path:
+    """Write the run's HTML report: a chart per section with data (findings shaded),
+    then one card naming the sections without data and what each needs."""
+    content = report_content(warehouse, analysis)
+    charts = [
+        {
+            "div_id": f"run-{number}",
+            "name": title,
+            "info": {"use_for": use_for},
+            "figure": embed(figure),
+        }
+        for number, (title, use_for, figure) in enumerate(content.charts)
+    ]
     html = (
         environment()
         .get_template("run_report.html")
@@ -500,13 +520,13 @@ def write_run_report(warehouse: Path, analysis: Analysis, out: Path) -> Path:
             title=f"obs: {analysis.name} ({analysis.run_id})",
             plotly_script=plotly_script("inline"),
             analysis=analysis,
-            info=info,
-            counts=counts,
-            findings=findings,
+            info=content.info,
+            counts=content.counts,
+            findings=content.findings,
             charts=charts,
             generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             fmt=number,
-            missing=missing,
+            missing=content.missing,
         )
     )
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,8 @@ from typing import Any
 
 import duckdb
 from obs.reports.errors import ReportError
-from obs.reports.warehouse import connect, require_tables, rows, table_names, unknown_run
+from obs.reports.resolve import WITH_HISTORY, WITH_ROLLOUTS, resolve_run
+from obs.reports.warehouse import connect, require_tables, rows, table_names
 
 # Training metrics shown in section 2, in this order, and whether lower is better.
 TRAINING = (
@@ -76,40 +77,6 @@ def open_runs(warehouse: Path) -> duckdb.DuckDBPyConnection:
         con.close()
         raise
     return con
-
-
-def resolve_run(
-    con: duckdb.DuckDBPyConnection, warehouse: Path, run: str, *, rollouts_ok: bool = False
-) -> str:
-    """The run id of ``run``: an id first, else a unique display name (``rollouts_ok``:
-    also a run that landed only rollouts)."""
-    found = con.execute("select run_id from dim_runs where run_id = ?", [run]).fetchall()
-    if found:
-        return str(found[0][0])
-    if rollouts_ok and "fct_prompt_learning" in table_names(con):
-        # A run with rollouts only (no tracker history) can still be compared prompt by prompt.
-        landed = con.execute(
-            "select 1 from fct_prompt_learning where run_id = ? limit 1", [run]
-        ).fetchall()
-        if landed:
-            return run
-    named = [
-        r[0] for r in con.execute("select run_id from dim_runs where name = ?", [run]).fetchall()
-    ]
-    if len(named) == 1:
-        return str(named[0])
-    if len(named) > 1:
-        raise ReportError(
-            f"{warehouse}: {len(named)} runs are named '{run}' ({', '.join(named)}); "
-            "give the run id"
-        )
-    known = [r[0] for r in con.execute("select run_id from dim_runs").fetchall()]
-    raise unknown_run(
-        warehouse,
-        run,
-        known,
-        hint="`obs runs` lists them, `obs ingest metrics PATH` then `obs build` adds one",
-    )
 
 
 def known_names(warehouse: Path, names: list[str]) -> tuple[set[str], set[str]]:
@@ -199,7 +166,7 @@ def analyze(warehouse: Path, run: str) -> Analysis:
     """The analyze-experiment workflow for one run, section by section."""
     con = open_runs(warehouse)
     try:
-        run_id = resolve_run(con, warehouse, run)
+        run_id = resolve_run(con, warehouse, run, WITH_HISTORY, by_name="strict").run_id
         present = table_names(con)
         info = rows(con, "select * from dim_runs where run_id = ?", [run_id])[0]
         analysis = Analysis(run_id, info["name"])
@@ -510,7 +477,11 @@ def load_findings(
     con = open_runs(warehouse)
     try:
         require_tables(con, warehouse, "fct_run_findings")
-        run_id = resolve_run(con, warehouse, run) if run is not None else None
+        run_id = (
+            resolve_run(con, warehouse, run, WITH_HISTORY, by_name="strict").run_id
+            if run is not None
+            else None
+        )
         return load_findings_from(con, run_id, severity)
     finally:
         con.close()
@@ -527,7 +498,19 @@ def compare(
 ) -> dict[str, Any]:
     con = open_runs(warehouse)
     try:
-        ids = [resolve_run(con, warehouse, r, rollouts_ok=True) for r in runs]
+        # a run with rollouts only (no tracker history) is compared prompt by prompt
+        ids = [
+            resolve_run(
+                con,
+                warehouse,
+                r,
+                WITH_HISTORY,
+                known=(WITH_ROLLOUTS,),
+                by_name="strict",
+                required=False,
+            ).run_id
+            for r in runs
+        ]
         if len(set(ids)) < 2:
             raise ReportError("compare needs at least two different runs")
         return compare_runs(con, ids, metrics, targets or {})
@@ -686,7 +669,7 @@ def export_run(warehouse: Path, run: str, out: Path) -> dict[str, Any]:
     """The run in the analyze-experiment export's shape, rebuilt from the warehouse."""
     con = open_runs(warehouse)
     try:
-        run_id = resolve_run(con, warehouse, run)
+        run_id = resolve_run(con, warehouse, run, WITH_HISTORY, by_name="strict").run_id
         info = rows(con, "select * from dim_runs where run_id = ?", [run_id])[0]
         points = con.execute(
             "select step, metric, value, epoch(wall_time) from fct_metric_history "

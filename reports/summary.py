@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from obs.reports.warehouse import connect, require_tables, rows, unknown_run
+from obs.reports.resolve import WITH_ROLLOUTS, choose_runs, runs_of
+from obs.reports.warehouse import connect, require_tables, rows
 
 MARTS = ("fct_iteration_summary", "fct_prompt_learning", "dim_prompts")
 
@@ -36,16 +37,9 @@ def load_summary(warehouse: Path, run: str | None = None, top: int = 10) -> list
     con = connect(warehouse)
     try:
         require_tables(con, warehouse, *MARTS)
-        runs = [
-            r[0]
-            for r in con.execute(
-                "select distinct run_id from fct_iteration_summary order by 1"
-            ).fetchall()
-        ]
-        if run is not None:
-            if run not in runs:
-                raise unknown_run(warehouse, run, runs)
-            runs = [run]
+        runs = choose_runs(
+            warehouse, [run] if run is not None else None, runs_of(con, WITH_ROLLOUTS)
+        )
         return [_one_run(con, run_id, top) for run_id in runs]
     finally:
         con.close()

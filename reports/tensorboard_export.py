@@ -49,7 +49,8 @@ from obs.monitor.format import (
     function_std_key,
 )
 from obs.reports.errors import ReportError
-from obs.reports.runs import open_runs, resolve_run
+from obs.reports.resolve import WITH_HISTORY, WITH_ROLLOUTS, resolve_run
+from obs.reports.runs import open_runs
 from obs.reports.warehouse import require_tables, rows
 
 MISSING_WRITER = "obs export tensorboard needs tensorboardX: pip install tensorboardX"
@@ -187,7 +188,15 @@ def _read_marts(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
     con = open_runs(warehouse)
     try:
-        run_id = resolve_run(con, warehouse, run, rollouts_ok=True)
+        run_id = resolve_run(
+            con,
+            warehouse,
+            run,
+            WITH_HISTORY,
+            known=(WITH_ROLLOUTS,),
+            by_name="strict",
+            required=False,
+        ).run_id
         require_tables(con, warehouse, STEP_MART, FUNCTION_MART)
         step_rows = rows(
             con,

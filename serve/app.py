@@ -26,7 +26,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from markupsafe import Markup
 from obs.core.lake_layout import TIME_FOLDER, parse_time, run_folder
 from obs.reports.page import embed
-from obs.serve import pages
+from obs.serve import dashboards, pages
 from obs.serve.access import Access
 from obs.serve.errors import ServeError
 from obs.serve.following import Following
@@ -143,7 +143,23 @@ class Server:
         return self.read(request, draw)
 
     def run_page(self, request: Request) -> Response:
+        """The run's training dashboard (a tab at a time) and its findings and alerts."""
+        return self._board(request, "training")
+
+    def rewards_page(self, request: Request) -> Response:
+        return self._board(request, "rewards")
+
+    def agent_page(self, request: Request) -> Response:
+        return self._board(request, "agent")
+
+    def _board(self, request: Request, kind: str) -> Response:
         run_id = request.path_params["run"]
+        wanted = request.query_params.get("tab")
+        draw_board = {
+            "training": dashboards.training,
+            "rewards": dashboards.rewards,
+            "agent": dashboards.agent,
+        }[kind]
 
         def draw(con: Any) -> Response:
             found = pages.run(con, run_id)
@@ -153,12 +169,83 @@ class Server:
                 request,
                 "run.html",
                 run=found,
-                findings=pages.findings(con, run_id),
-                alerts=pages.alerts(con, run_id),
-                title=run_id,
+                kind=kind,
+                board=draw_board(con, found, wanted),
+                findings=pages.findings(con, run_id) if kind == "training" else [],
+                alerts=pages.alerts(con, run_id) if kind == "training" else [],
+                title=f"{run_id}: {kind}",
             )
 
         return self.read(request, draw)
+
+    def report_page(self, request: Request) -> Response:
+        """``obs analyze RUN`` and the run report's charts (runs with a tracker history)."""
+        run_id = request.path_params["run"]
+
+        def draw(con: Any) -> Response:
+            found = pages.run(con, run_id)
+            if found is None:
+                return self.not_found(request, f"no run '{run_id}' in this warehouse")
+            if not found["has_history"]:
+                return self.not_found(
+                    request,
+                    f"run '{run_id}' has no tracker history, so no report: land one with "
+                    f"obs ingest metrics PATH --run {run_id}",
+                )
+            text, content = dashboards.report(self.access.warehouse, run_id)
+            return self.page(
+                request,
+                "report.html",
+                run=found,
+                kind="report",
+                text=text,
+                content=content,
+                title=f"{run_id}: report",
+            )
+
+        return self.read(request, draw)
+
+    def compare_page(self, request: Request) -> Response:
+        """Two or more runs side by side: the comparison charts of the runs with rollouts,
+        and ``obs compare`` (config differences, metrics, the prompt-level diff)."""
+        chosen: list[str] = []
+        for value in request.query_params.getlist("runs"):
+            chosen += [r for r in value.split(",") if r and r not in chosen]
+
+        def draw(con: Any) -> Response:
+            known = {r["run_id"]: r for r in pages.runs(con)}
+            unknown = [r for r in chosen if r not in known]
+            if unknown:
+                return self.not_found(request, f"no run '{unknown[0]}' in this warehouse")
+            text, line, charts = "", "", []
+            if len(chosen) < 2:
+                line = "pick two or more runs"
+            else:
+                with_rollouts = [r for r in chosen if known[r]["has_rollouts"]]
+                charts = dashboards.comparison(con, with_rollouts)
+                text, line = self._compare_text(chosen)
+            return self.page(
+                request,
+                "compare.html",
+                runs=list(known.values()),
+                chosen=chosen,
+                charts=charts,
+                text=text,
+                line=line,
+                title="Compare runs",
+            )
+
+        return self.read(request, draw)
+
+    def _compare_text(self, chosen: list[str]) -> tuple[str, str]:
+        from obs.reports.errors import ReportError
+        from obs.reports.runs import compare
+        from obs.reports.runs_format import compare_text
+
+        try:
+            return compare_text(compare(self.access.warehouse, chosen)), ""
+        except ReportError as exc:
+            return "", str(exc)
 
     def prompt(self, request: Request) -> Response:
         run_id = request.path_params["run"]
@@ -321,6 +408,10 @@ def create_app(access: Access, following: Following | None = None) -> Starlette:
         Route("/", server.home),
         Route("/findings", server.findings),
         Route("/runs/{run}", server.run_page),
+        Route("/runs/{run}/rewards", server.rewards_page),
+        Route("/runs/{run}/agent", server.agent_page),
+        Route("/runs/{run}/report", server.report_page),
+        Route("/compare", server.compare_page),
         Route("/runs/{run}/prompts/{prompt_hash}", server.prompt),
         Route("/runs/{run}/prompts/{prompt_hash}/response", server.response_text),
         Route("/api/version", server.version),

@@ -121,7 +121,8 @@ def render_dashboard_command(
       obs render-dashboard --kind agent --run agent-1 --out agent.html
     """
     # imported here: pandas and plotly are slow to import, and only this command needs them
-    from obs.reports.render import load_dashboard, render_chart_files, render_dashboard
+    from obs.reports.chart_files import render_chart_files
+    from obs.reports.render import load_dashboard, render_dashboard
 
     if extra_iterations and not iterations:
         raise click.UsageError(f"unexpected extra argument {extra_iterations[0]}")

@@ -33,8 +33,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -317,6 +319,26 @@ def newest_files(files: list[Path], last: list[Path]) -> set[Path]:
         latest = max(t for t, _ in times)
         newest.update(p for t, p in times if t == latest)
     return newest
+
+
+def find_folders(
+    path: Path,
+    fmt: str,
+    names_one: Callable[[str], bool],
+    holds: Callable[[Path, list[str] | None], bool],
+) -> list[tuple[str, Path]]:
+    """Every folder at or under ``path`` that ``holds`` a source's files, in ``fmt``: a
+    file ``names_one`` names stands for its folder; hidden folders are not searched."""
+    if path.is_file():
+        return [(fmt, path.parent)] if names_one(path.name) and holds(path.parent, None) else []
+    if not path.is_dir():
+        return []
+    found: list[Path] = []
+    for top, dirs, names in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        if holds(Path(top), names):
+            found.append(Path(top))
+    return [(fmt, folder) for folder in sorted(found)]
 
 
 def listed(items: list[str], shown: int = 3) -> str:

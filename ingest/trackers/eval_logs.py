@@ -43,6 +43,7 @@ from obs.ingest.trackers.base import (
     RunHistory,
     as_step,
     clean_text,
+    find_folders,
     listed,
     load_json_file,
     newest_files,
@@ -70,17 +71,12 @@ HINTS = (b'"accuracy"', b'"total_samples"', b'"correct_answers"', b'"avg_reward"
 
 def find(path: Path) -> list[tuple[str, Path]]:
     """Every folder of eval files at or under ``path`` (an eval file stands for its folder)."""
-    if path.is_file():
-        named = EVAL_FILE.match(path.name) or BASELINE_FILE.match(path.name)
-        return [(FORMAT, path.parent)] if named and _is_eval_folder(path.parent) else []
-    if not path.is_dir():
-        return []
-    found: list[Path] = []
-    for top, dirs, names in os.walk(path):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        if _is_eval_folder(Path(top), names):
-            found.append(Path(top))
-    return [(FORMAT, folder) for folder in sorted(found)]
+    return find_folders(
+        path,
+        FORMAT,
+        lambda name: bool(EVAL_FILE.match(name) or BASELINE_FILE.match(name)),
+        _is_eval_folder,
+    )
 
 
 def _is_eval_folder(folder: Path, names: list[str] | None = None) -> bool:

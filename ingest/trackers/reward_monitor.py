@@ -49,6 +49,7 @@ from obs.ingest.trackers.base import (
     RunHistory,
     SampleBlock,
     as_step,
+    find_folders,
     listed,
     load_json_file,
     newest_files,
@@ -88,17 +89,12 @@ EPOCH = datetime(1970, 1, 1)
 
 def find(path: Path) -> list[tuple[str, Path]]:
     """Every monitor folder at or under ``path`` (a monitor's file stands for its folder)."""
-    if path.is_file():
-        named = STEP_FILE.match(path.name) or path.name in {FINAL_METRICS, SUMMARY}
-        return [(FORMAT, path.parent)] if named and is_monitor_folder(path.parent) else []
-    if not path.is_dir():
-        return []
-    found: list[Path] = []
-    for top, dirs, names in os.walk(path):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        if is_monitor_folder(Path(top), names):
-            found.append(Path(top))
-    return [(FORMAT, folder) for folder in sorted(found)]
+    return find_folders(
+        path,
+        FORMAT,
+        lambda name: bool(STEP_FILE.match(name)) or name in {FINAL_METRICS, SUMMARY},
+        is_monitor_folder,
+    )
 
 
 def is_monitor_folder(folder: Path, names: list[str] | None = None) -> bool:

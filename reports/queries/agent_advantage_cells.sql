@@ -27,7 +27,7 @@ iteration_cells as (
         iteration,
         count(*) as cells
     from cells
-    group by run_id, iteration
+    group by 1, 2
 ),
 
 iterations_ranked as (
@@ -51,12 +51,15 @@ iterations_shown as (
         iteration,
         iterations_total
     from iterations_ranked
-    where iteration_rank <= $iteration_cap
+    where
+        iteration_rank <= $iteration_cap
         and (iteration_rank = 1 or cells_before < $cell_cap)
 ),
 
 prompts as (
-    select prompt_hash, prompt_preview
+    select
+        prompt_hash,
+        prompt_preview
     from dim_prompts
 )
 
@@ -78,12 +81,9 @@ select
     ) as group_rank
 from cells
 inner join iterations_shown
-    on cells.run_id = iterations_shown.run_id
-    and cells.iteration = iterations_shown.iteration
+    on
+        cells.run_id = iterations_shown.run_id
+        and cells.iteration = iterations_shown.iteration
 left join prompts on cells.prompt_hash = prompts.prompt_hash
-order by
-    cells.run_id,
-    cells.iteration desc,
-    group_rank,
-    cells.sample_idx,
-    cells.turn
+-- run, the latest iteration first, group (group_rank), rollout, turn
+order by 1 asc, 2 desc, 12 asc, 4 asc, 5 asc

@@ -31,4 +31,5 @@ select
     case when num_idk = 0 then null else avg_turns_idk end as avg_turns_idk_shown
 from fct_eval_steps
 where list_contains($runs, run_id)
-order by run_id, is_baseline desc, step
+-- run, its baseline first, step
+order by 1 asc, 3 desc, 2 asc

@@ -24,9 +24,10 @@ select
     min_group_std,
     all_groups_filtered
 from fct_group_summary
-where list_contains($runs, run_id)
+where
+    list_contains($runs, run_id)
     and (
         basis is not null
         or trainable_token_share is not null
     )
-order by run_id, iteration
+order by 1, 2

@@ -3,7 +3,8 @@
 -- which any trainer's train/* keys can give, does not make a run agentic).
 select run_id from fct_eval_steps
 union
-select run_id from fct_group_summary where basis is not null
+select run_id from fct_group_summary
+where basis is not null
 union
 select run_id from fct_turn_advantages
-order by run_id
+order by 1

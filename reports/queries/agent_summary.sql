@@ -23,22 +23,27 @@ latest_eval as (
 ),
 
 baseline as (
-    select run_id, accuracy as baseline_accuracy
+    select
+        run_id,
+        accuracy as baseline_accuracy
     from evals
     where is_baseline
     qualify row_number() over (partition by run_id order by step desc) = 1
 ),
 
 eval_counts as (
-    select run_id, count(*) filter (where not is_baseline) as eval_steps
+    select
+        run_id,
+        count(*) filter (where not is_baseline) as eval_steps
     from evals
-    group by run_id
+    group by 1
 ),
 
 groups as (
     select *
     from fct_group_summary
-    where list_contains($runs, run_id)
+    where
+        list_contains($runs, run_id)
         and basis is not null
 ),
 
@@ -64,14 +69,16 @@ group_counts as (
         count(*) as iterations,
         count(*) filter (where all_groups_filtered) as all_filtered_iterations
     from groups
-    group by run_id
+    group by 1
 ),
 
 turn_counts as (
-    select run_id, count(distinct iteration) as advantage_iterations
+    select
+        run_id,
+        count(distinct iteration) as advantage_iterations
     from fct_turn_advantages
     where list_contains($runs, run_id)
-    group by run_id
+    group by 1
 ),
 
 runs as (
@@ -112,4 +119,4 @@ left join eval_counts on runs.run_id = eval_counts.run_id
 left join latest_group on runs.run_id = latest_group.run_id
 left join group_counts on runs.run_id = group_counts.run_id
 left join turn_counts on runs.run_id = turn_counts.run_id
-order by runs.run_id
+order by 1

@@ -21,4 +21,4 @@ select
     bool_or(all_given) over (partition by run_id) as any_given
 from fct_turn_summary
 where list_contains($runs, run_id)
-order by run_id, iteration, turn
+order by 1, 2, 3

@@ -9,9 +9,11 @@ with chosen as (
         n,
         success_rate
     from fct_instruction_iteration
-    where list_contains($runs, run_id)
-      and ($iterations is null or list_contains($iterations, iteration))
+    where
+        list_contains($runs, run_id)
+        and ($iterations is null or list_contains($iterations, iteration))
 )
+
 select
     chosen.run_id,
     chosen.instruction_id,
@@ -22,7 +24,8 @@ select
     any_value(difficulty.tier) as tier
 from chosen
 inner join fct_instruction_difficulty as difficulty
-    on chosen.run_id = difficulty.run_id
-    and chosen.instruction_id = difficulty.instruction_id
-group by chosen.run_id, chosen.instruction_id
-order by chosen.run_id, chosen.instruction_id
+    on
+        chosen.run_id = difficulty.run_id
+        and chosen.instruction_id = difficulty.instruction_id
+group by 1, 2
+order by 1, 2

@@ -7,6 +7,7 @@ select
     prompt_strict_acc,
     zero_variance_share
 from fct_iteration_summary
-where list_contains($runs, run_id)
-  and ($iterations is null or list_contains($iterations, iteration))
-order by run_id, iteration
+where
+    list_contains($runs, run_id)
+    and ($iterations is null or list_contains($iterations, iteration))
+order by 1, 2

@@ -11,5 +11,5 @@ select
     count(*) filter (where is_stuck_failed) as stuck_failed
 from fct_prompt_learning
 where list_contains($runs, run_id)
-group by run_id
-order by run_id
+group by 1
+order by 1

@@ -9,9 +9,12 @@ select
     changes.mean_score_change
 from rpt_forgetting_changes as changes
 inner join rpt_prompt_heatmap_rank as rank
-    on changes.run_id = rank.run_id
-    and changes.prompt_hash = rank.prompt_hash
-where list_contains($runs, changes.run_id)
-  and rank.informative_rank <= $cap
-  and ($iterations is null or list_contains($iterations, changes.iteration))
-order by changes.run_id, rank.informative_rank, changes.iteration
+    on
+        changes.run_id = rank.run_id
+        and changes.prompt_hash = rank.prompt_hash
+where
+    list_contains($runs, changes.run_id)
+    and rank.informative_rank <= $cap
+    and ($iterations is null or list_contains($iterations, changes.iteration))
+-- the capped prompts in rank order (the rank is not selected: no position to name it by)
+order by changes.run_id, rank.informative_rank, changes.iteration  -- noqa: AM06

@@ -11,10 +11,12 @@ with summary as (
         arg_max(prompt_strict_acc, iteration) as last_strict_acc,
         arg_max(zero_variance_share, iteration) as last_zero_variance_share
     from fct_iteration_summary
-    where list_contains($runs, run_id)
-      and ($iterations is null or list_contains($iterations, iteration))
+    where
+        list_contains($runs, run_id)
+        and ($iterations is null or list_contains($iterations, iteration))
     group by 1
 ),
+
 learning as (
     select
         run_id,
@@ -27,7 +29,14 @@ learning as (
     where list_contains($runs, run_id)
     group by 1
 )
-select summary.*, learning.* exclude (run_id)
+
+select
+    summary.*,
+    learning.prompts,
+    learning.learned,
+    learning.forgotten,
+    learning.plateaued,
+    learning.stuck
 from summary
 inner join learning on summary.run_id = learning.run_id
-order by summary.run_id
+order by 1

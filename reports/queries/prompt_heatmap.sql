@@ -13,9 +13,12 @@ select
     fct_prompt_iteration.std_score
 from rpt_prompt_heatmap_rank as rank
 inner join fct_prompt_iteration
-    on rank.run_id = fct_prompt_iteration.run_id
-    and rank.prompt_hash = fct_prompt_iteration.prompt_hash
-where list_contains($runs, rank.run_id)
-  and rank.informative_rank <= $cap
-  and ($iterations is null or list_contains($iterations, fct_prompt_iteration.iteration))
-order by rank.run_id, rank.display_order, fct_prompt_iteration.iteration
+    on
+        rank.run_id = fct_prompt_iteration.run_id
+        and rank.prompt_hash = fct_prompt_iteration.prompt_hash
+where
+    list_contains($runs, rank.run_id)
+    and rank.informative_rank <= $cap
+    and ($iterations is null or list_contains($iterations, fct_prompt_iteration.iteration))
+-- run, display_order, iteration
+order by 1, 5, 2

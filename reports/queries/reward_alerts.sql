@@ -17,4 +17,5 @@ from fct_alerts as alerts
 left join fct_reward_steps as steps
     on alerts.run_id = steps.run_id and alerts.step = steps.step
 where list_contains($runs, alerts.run_id)
-order by alerts.run_id, alerts.step, alerts.level_rank desc, alerts.rule_name
+-- run, step, the most severe first (level_rank), rule
+order by 1 asc, 2 asc, 4 desc, 5 asc

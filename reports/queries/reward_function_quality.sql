@@ -14,4 +14,5 @@ select
     recommendations
 from fct_reward_function_quality
 where list_contains($runs, run_id)
-order by run_id, quality_score asc nulls last, reward_function
+-- run, the lowest quality score first (null last), reward function
+order by 1 asc, 4 asc nulls last, 2 asc

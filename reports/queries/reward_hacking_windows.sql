@@ -11,23 +11,32 @@ with judged as (
         window_end_step as end_step,
         suspected_functions
     from fct_reward_hacking
-    where list_contains($runs, run_id)
-      and reward_function is null
-      and verdict in ('high', 'medium')
+    where
+        list_contains($runs, run_id)
+        and reward_function is null
+        and verdict in ('high', 'medium')
 ),
+
 windowed_runs as (
     select distinct run_id
     from fct_reward_hacking
-    where list_contains($runs, run_id)
-      and reward_function is null
-      and scope = 'window'
+    where
+        list_contains($runs, run_id)
+        and reward_function is null
+        and scope = 'window'
 ),
+
 spans as (
-    select *
+    select judged.*
     from judged
-    where scope = 'window'
-       or (scope = 'run' and run_id not in (select run_id from windowed_runs))
+    where
+        judged.scope = 'window'
+        or (
+            judged.scope = 'run'
+            and judged.run_id not in (select windowed_runs.run_id from windowed_runs)
+        )
 ),
+
 reached as (
     select
         *,
@@ -38,6 +47,7 @@ reached as (
         ) as reach
     from spans
 ),
+
 islands as (
     select
         *,
@@ -48,6 +58,7 @@ islands as (
         ) as island
     from reached
 )
+
 select
     run_id,
     verdict,
@@ -58,5 +69,7 @@ select
         list(suspected_functions) filter (where suspected_functions is not null)
     ))) as suspected_functions
 from islands
-group by run_id, verdict, island
-order by run_id, start_step, verdict
+-- (the island is not selected: no position to name it by)
+group by run_id, verdict, island  -- noqa: AM06
+-- run, start step, verdict
+order by 1, 3, 2

@@ -13,4 +13,4 @@ select
     correlation_with_performance
 from fct_reward_function_importance
 where list_contains($runs, run_id)
-order by run_id, rank, reward_function
+order by 1, 2, 3

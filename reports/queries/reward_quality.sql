@@ -14,4 +14,4 @@ select
     recommendations
 from fct_reward_quality
 where list_contains($runs, run_id)
-order by run_id
+order by 1

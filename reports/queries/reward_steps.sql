@@ -31,4 +31,4 @@ select
 from fct_reward_steps
 where list_contains($runs, run_id)
 window run as (partition by run_id)
-order by run_id, step
+order by 1, 2

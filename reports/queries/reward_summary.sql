@@ -14,38 +14,56 @@ with steps as (
         count(*) filter (where basis = 'logged') as logged_steps
     from fct_reward_steps
     where list_contains($runs, run_id)
-    group by run_id
+    group by 1
 ),
+
 functions as (
-    select run_id, count(distinct reward_function) as reward_functions
+    select
+        run_id,
+        count(distinct reward_function) as reward_functions
     from fct_reward_function_steps
     where list_contains($runs, run_id)
-    group by run_id
+    group by 1
 ),
+
 anomalies as (
-    select run_id, count(*) filter (where is_anomaly) as anomalies
+    select
+        run_id,
+        count(*) filter (where is_anomaly) as anomalies
     from fct_reward_anomalies
     where list_contains($runs, run_id)
-    group by run_id
+    group by 1
 ),
+
 alerts as (
-    select run_id, count(*) as alerts
+    select
+        run_id,
+        count(*) as alerts
     from fct_alerts
     where list_contains($runs, run_id)
-    group by run_id
+    group by 1
 ),
+
 quality as (
-    select run_id, quality_score
+    select
+        run_id,
+        quality_score
     from fct_reward_quality
     where list_contains($runs, run_id)
 ),
+
 hacking as (
-    select run_id, verdict as hacking_verdict, suspected_functions
+    select
+        run_id,
+        verdict as hacking_verdict,
+        suspected_functions
     from fct_reward_hacking
-    where list_contains($runs, run_id)
-      and scope = 'run'
-      and reward_function is null
+    where
+        list_contains($runs, run_id)
+        and scope = 'run'
+        and reward_function is null
 )
+
 select
     steps.*,
     coalesce(functions.reward_functions, 0) as reward_functions,
@@ -60,4 +78,4 @@ left join anomalies on steps.run_id = anomalies.run_id
 left join alerts on steps.run_id = alerts.run_id
 left join quality on steps.run_id = quality.run_id
 left join hacking on steps.run_id = hacking.run_id
-order by steps.run_id
+order by 1

@@ -8,11 +8,14 @@ select
     learning.num_instructions
 from fct_upsampling_candidates as candidates
 inner join fct_prompt_learning as learning
-    on candidates.run_id = learning.run_id
-    and candidates.prompt_hash = learning.prompt_hash
+    on
+        candidates.run_id = learning.run_id
+        and candidates.prompt_hash = learning.prompt_hash
 inner join rpt_prompt_heatmap_rank as rank
-    on candidates.run_id = rank.run_id
-    and candidates.prompt_hash = rank.prompt_hash
-where list_contains($runs, candidates.run_id)
-  and rank.informative_rank <= $scatter_cap
-order by candidates.run_id, candidates.prompt_hash
+    on
+        candidates.run_id = rank.run_id
+        and candidates.prompt_hash = rank.prompt_hash
+where
+    list_contains($runs, candidates.run_id)
+    and rank.informative_rank <= $scatter_cap
+order by 1, 2

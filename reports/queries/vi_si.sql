@@ -7,14 +7,19 @@ with points as (
             partition by run_id, iteration order by prompt_hash, sample_idx
         ) as nth
     from fct_vi_si_points
-    where list_contains($runs, run_id)
-      and ($iterations is null or list_contains($iterations, iteration))
+    where
+        list_contains($runs, run_id)
+        and ($iterations is null or list_contains($iterations, iteration))
 ),
+
 per_run as (
-    select run_id, count(distinct iteration) as n_iterations
+    select
+        run_id,
+        count(distinct iteration) as n_iterations
     from points
     group by 1
 )
+
 select
     points.run_id,
     points.iteration,
@@ -29,4 +34,5 @@ from points
 inner join per_run on points.run_id = per_run.run_id
 left join dim_prompts on points.prompt_hash = dim_prompts.prompt_hash
 where points.nth <= greatest(1, $scatter_cap // per_run.n_iterations)
-order by points.run_id, points.iteration, points.prompt_hash, points.sample_idx
+-- (sample_idx is not selected: no position to name it by)
+order by points.run_id, points.iteration, points.prompt_hash, points.sample_idx  -- noqa: AM06

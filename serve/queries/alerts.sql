@@ -7,7 +7,8 @@ select
     metric,
     message,
     value,
-    threshold
+    threshold,
+    level_rank
 from fct_alerts
 where $run is null or run_id = $run
-order by level_rank desc, run_id, step desc
+order by 9 desc, 1 asc, 2 desc

@@ -6,10 +6,9 @@ select
     first_step,
     last_step,
     flagged_steps,
-    summary
+    summary,
+    case severity when 'critical' then 0 when 'warning' then 1 else 2 end
+        as severity_rank
 from fct_run_findings
 where $run is null or run_id = $run
-order by
-    case severity when 'critical' then 0 when 'warning' then 1 else 2 end,
-    run_id,
-    first_step
+order by 8, 1, 4

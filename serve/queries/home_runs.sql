@@ -9,7 +9,7 @@ rollout_runs as (
         sum(n_rollouts) as rollouts,
         max(ingested_through) as rollouts_landed_at
     from fct_iteration_summary
-    group by run_id
+    group by 1
 ),
 
 tracker_runs as (
@@ -29,7 +29,7 @@ findings as (
         count(*) filter (where severity = 'warning') as findings_warning,
         count(*) filter (where severity = 'info') as findings_info
     from fct_run_findings
-    group by run_id
+    group by 1
 ),
 
 alerts as (
@@ -39,7 +39,7 @@ alerts as (
         count(*) filter (where level = 'error') as alerts_error,
         count(*) filter (where level = 'warning') as alerts_warning
     from fct_alerts
-    group by run_id
+    group by 1
 ),
 
 reward_runs as (
@@ -50,6 +50,10 @@ agent_runs as (
     select run_id from fct_eval_steps
     union
     select run_id from fct_group_summary
+),
+
+agent_run_ids as (
+    select distinct run_id from agent_runs
 ),
 
 run_ids as (
@@ -74,7 +78,7 @@ select
     rollout_runs.run_id is not null as has_rollouts,
     tracker_runs.run_id is not null as has_history,
     reward_runs.run_id is not null as has_rewards,
-    agent_runs.run_id is not null as has_agent,
+    agent_run_ids.run_id is not null as has_agent,
     greatest(rollout_runs.rollouts_landed_at, tracker_runs.last_logged_at) as last_landed_at
 from run_ids
 left join rollout_runs on run_ids.run_id = rollout_runs.run_id
@@ -82,6 +86,5 @@ left join tracker_runs on run_ids.run_id = tracker_runs.run_id
 left join findings on run_ids.run_id = findings.run_id
 left join alerts on run_ids.run_id = alerts.run_id
 left join reward_runs on run_ids.run_id = reward_runs.run_id
-left join (select distinct run_id from agent_runs) as agent_runs
-    on run_ids.run_id = agent_runs.run_id
-order by run_ids.run_id
+left join agent_run_ids on run_ids.run_id = agent_run_ids.run_id
+order by 1

@@ -11,4 +11,4 @@ select
     mean_response_chars
 from fct_prompt_iteration
 where run_id = $run and prompt_hash = $prompt_hash
-order by iteration
+order by 1

@@ -10,5 +10,5 @@ select
     source_line
 from stg_rollouts
 where run_id = $run and prompt_hash = $prompt_hash and iteration = $iteration
-order by sample_idx
+order by 1
 limit $page_size offset $offset

@@ -33,17 +33,13 @@ import pytest
 from obs.demo.agent import AgentSpec, write_agent_run
 from obs.reports import TrainingDashboard
 from obs.reports.agent_dashboard import AGENT_MARTS, HEATMAP_ITERATIONS
-from obs.reports.figures import (
-    AGENT_CHARTS,
-    AGENT_SECTIONS,
-    COMPARE_SECTION,
-    EARLY_REASONS,
-    EVAL_RATES,
-    EVAL_SEARCHES,
-    SECTIONS,
-)
+from obs.reports.charts import AGENT as AGENT_PAGE
+from obs.reports.charts import COMPARISON, TRAINING, charts_of
+from obs.reports.figures.agent import EARLY_REASONS, EVAL_RATES, EVAL_SEARCHES
 
 from tests.conftest import picked_runs, run_cli
+
+AGENT_CHARTS = charts_of(AGENT_PAGE)
 
 pytestmark = pytest.mark.integration
 
@@ -181,7 +177,7 @@ def page_all(built: dict) -> str:
 
 
 def test_page_has_the_three_tabs_and_every_chart(page_one: str) -> None:
-    assert _tabs(page_one) == list(AGENT_SECTIONS)
+    assert _tabs(page_one) == list(AGENT_PAGE.tabs)
     sections = re.findall(r'<div class="section" id="(agentic-\d)"', page_one)
     assert sections == ["agentic-0", "agentic-1", "agentic-2"]
     figures = _figures(page_one)
@@ -442,7 +438,7 @@ def test_kpi_tiles_equal_the_marts(page_one: str, built: dict) -> None:
 def test_several_runs_and_no_plain_run(page_all: str) -> None:
     runs = ("agent-1", "agent-base", "agent-log")
     for run in runs:
-        assert page_all.count(f'<div class="run-block" data-run="{run}">') == len(AGENT_SECTIONS)
+        assert page_all.count(f'<div class="run-block" data-run="{run}">') == len(AGENT_PAGE.tabs)
     assert picked_runs(page_all) == list(runs)
     assert "run plain" not in page_all and "__plain" not in page_all
     assert sorted(_figures(page_all)) == sorted(_expected_plots())
@@ -456,7 +452,7 @@ def test_several_runs_and_no_plain_run(page_all: str) -> None:
 def _expected_plots() -> list[str]:
     """The page's charts: every chart of agent-1 and agent-log, agent-base's eval charts."""
     full = [f"{n}__{r}" for r in ("agent-1", "agent-log") for n in AGENT_CHARTS]
-    evals = [f"{n}__agent-base" for n, i in AGENT_CHARTS.items() if i.section == AGENT_SECTIONS[0]]
+    evals = [f"{n}__agent-base" for n, i in AGENT_CHARTS.items() if i.tab == AGENT_PAGE.tabs[0]]
     return full + evals
 
 
@@ -464,8 +460,8 @@ def test_combined_dashboard_adds_the_agent_tabs(built: dict) -> None:
     page = (built["pages"] / "combined.html").read_text()
     tabs = _tabs(page)
     # two runs with rollouts (agent-1, plain): the run comparison comes first
-    assert tabs[: len(SECTIONS) + 1] == [COMPARE_SECTION, *SECTIONS]
-    assert tabs[-len(AGENT_SECTIONS) :] == list(AGENT_SECTIONS)
+    assert tabs[: len(TRAINING.tabs) + 1] == [COMPARISON, *TRAINING.tabs]
+    assert tabs[-len(AGENT_PAGE.tabs) :] == list(AGENT_PAGE.tabs)
     assert 'class="tab-group">Agentic run<' in page
     figures = _figures(page)
     # the combined dashboard shows the runs with rollouts or agent data: the console-log
@@ -479,8 +475,8 @@ def test_combined_dashboard_adds_the_agent_tabs(built: dict) -> None:
     assert not any(f.endswith(("__agent-log", "__agent-base")) for f in rollout_charts)
     for run in ("agent-log", "agent-base"):
         note = f"run {run} has no rollouts, so these tabs have nothing to show"
-        assert page.count(note) == len(SECTIONS)
-    assert page.count("run plain has no agentic data") == len(AGENT_SECTIONS)
+        assert page.count(note) == len(TRAINING.tabs)
+    assert page.count("run plain has no agentic data") == len(AGENT_PAGE.tabs)
     # the comparison holds the two runs with rollouts only
     curves = figures["compare_learning_curves"]
     assert sorted({t["name"] for t in curves["data"]}) == ["agent-1", "plain"]
@@ -491,7 +487,7 @@ def test_combined_dashboard_adds_the_agent_tabs(built: dict) -> None:
     out = built["root"] / "pages" / "plain_combined.html"
     run_cli([*built["base"], "render-dashboard", "--run", "plain", "--out", out])
     text = out.read_text()
-    assert _tabs(text)[: len(SECTIONS)] == list(SECTIONS)
+    assert _tabs(text)[: len(TRAINING.tabs)] == list(TRAINING.tabs)
     assert "agentic-0" not in text and "Agentic run" not in text
 
 
@@ -587,7 +583,7 @@ def test_every_agent_chart_draws_offline(browser: object, built: dict) -> None:
     for opened in _open(browser, built["pages"] / "agent.html"):
         page = opened.page
         tabs = page.query_selector_all("nav.tabs button")
-        assert [t.inner_text() for t in tabs] == list(AGENT_SECTIONS)
+        assert [t.inner_text() for t in tabs] == list(AGENT_PAGE.tabs)
         # one run at a time, as the run picker shows them
         for run in ("agent-1", "agent-base", "agent-log"):
             page.select_option("#run-pick", run)
@@ -648,8 +644,8 @@ def test_combined_dashboard_agent_tab_draws(browser: object, built: dict) -> Non
     for opened in _open(browser, built["pages"] / "combined.html"):
         page = opened.page
         tabs = page.query_selector_all("nav.tabs button")
-        for number in range(len(AGENT_SECTIONS)):
-            tabs[len(tabs) - len(AGENT_SECTIONS) + number].click()
+        for number in range(len(AGENT_PAGE.tabs)):
+            tabs[len(tabs) - len(AGENT_PAGE.tabs) + number].click()
             page.wait_for_timeout(200)
             shot = built["shots"] / f"combined_agent_tab_{number}.png"
             page.screenshot(path=str(shot), full_page=True)

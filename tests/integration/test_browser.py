@@ -14,16 +14,13 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from obs.reports.figures import (
-    CHARTS,
-    COMPARE_CHARTS,
-    COMPARE_SECTION,
-    REWARD_CHARTS,
-    REWARD_SECTIONS,
-    SECTIONS,
-)
+from obs.reports.charts import COMPARISON, REWARDS, TRAINING, charts_of, run_charts
 
 from tests.conftest import run_cli
+
+CHARTS = run_charts(TRAINING)  # the fourteen charts of one run
+COMPARE_CHARTS = charts_of(TRAINING, COMPARISON)
+REWARD_CHARTS = charts_of(REWARDS)
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -144,7 +141,7 @@ def dashboard_page(browser: object, demo: dict[str, Path]) -> Iterator[Opened]:
 def test_first_tab_is_drawn_at_load_and_the_rest_on_demand(dashboard_page: Opened) -> None:
     plots = dashboard_page.page.evaluate(DRAWN)
     drawn = sorted(p["id"].split("__")[0] for p in plots if p["drawn"])
-    assert drawn == sorted(n for n, info in CHARTS.items() if info.section == SECTIONS[0])
+    assert drawn == sorted(n for n, info in CHARTS.items() if info.tab == TRAINING.tabs[0])
 
 
 def test_every_chart_is_drawn_offline_without_errors(
@@ -170,14 +167,14 @@ def test_every_chart_is_drawn_offline_without_errors(
 def test_each_tab_shows_its_own_charts(dashboard_page: Opened) -> None:
     page = dashboard_page.page
     tabs = page.query_selector_all("nav.tabs button")
-    assert [t.inner_text() for t in tabs] == [*SECTIONS, *REWARD_SECTIONS]
-    for number, tab in enumerate(tabs[: len(SECTIONS)]):
+    assert [t.inner_text() for t in tabs] == [*TRAINING.tabs, *REWARDS.tabs]
+    for number, tab in enumerate(tabs[: len(TRAINING.tabs)]):
         tab.click()
         page.wait_for_timeout(200)
         plots = page.evaluate(DRAWN)
         shown = sorted(p["id"].split("__")[0] for p in plots if p["width"] > 300 and p["drawn"])
-        expected = sorted(n for n, info in CHARTS.items() if info.section == SECTIONS[number])
-        assert shown == expected, SECTIONS[number]
+        expected = sorted(n for n, info in CHARTS.items() if info.tab == TRAINING.tabs[number])
+        assert shown == expected, TRAINING.tabs[number]
         assert all(p["section"] == f"section-{number}" for p in plots if p["width"] > 0)
         assert "active" in (tab.get_attribute("class") or "")
     assert dashboard_page.errors == []
@@ -334,7 +331,7 @@ def test_demo_heatmap_colours_follow_the_data(dashboard_page: Opened) -> None:
         assert drawn["zmin"] == pytest.approx(min(values)), chart
         assert drawn["zmax"] == pytest.approx(max(values)), chart
         assert drawn["colorscale"][0] == "#440154" and drawn["colorscale"][-1] == "#fde725"
-    _show_tab(dashboard_page, SECTIONS[2])
+    _show_tab(dashboard_page, TRAINING.tabs[2])
     spread = _heatmap(dashboard_page, "exploration", "demo")
     assert spread["zmin"] == 0 and spread["zmax"] == pytest.approx(max(_values(spread["z"])))
     assert dashboard_page.errors == []
@@ -343,7 +340,7 @@ def test_demo_heatmap_colours_follow_the_data(dashboard_page: Opened) -> None:
 def test_demo_interference_is_coloured_by_lift(
     dashboard_page: Opened, demo: dict[str, Path]
 ) -> None:
-    _show_tab(dashboard_page, SECTIONS[4])
+    _show_tab(dashboard_page, TRAINING.tabs[4])
     drawn = _heatmap(dashboard_page, "instruction_interference", "demo")
     con = duckdb.connect(str(demo["warehouse"]), read_only=True)
     pairs = con.execute(
@@ -369,7 +366,7 @@ def test_demo_interference_is_coloured_by_lift(
 
 
 def test_demo_plateau_axis_labels_powers_of_ten(dashboard_page: Opened) -> None:
-    _show_tab(dashboard_page, SECTIONS[1])
+    _show_tab(dashboard_page, TRAINING.tabs[1])
     labels = dashboard_page.page.evaluate(
         "() => Array.from(document.querySelectorAll('#plateau_detection__demo .ytick text'))"
         ".map(t => t.textContent.replace(/\\u200b/g, ''))"
@@ -442,7 +439,7 @@ def test_several_runs_compare_first_and_show_one_run_at_a_time(
     for opened in _open(browser, several_page):
         page = opened.page
         tabs = [t.inner_text() for t in page.query_selector_all("nav.tabs button")]
-        assert tabs[: len(SECTIONS) + 1] == [COMPARE_SECTION, *SECTIONS]
+        assert tabs[: len(TRAINING.tabs) + 1] == [COMPARISON, *TRAINING.tabs]
         # at load only the comparison is drawn, every run in each chart
         plots = page.evaluate(DRAWN)
         drawn = sorted(p["id"] for p in plots if p["drawn"])
@@ -456,7 +453,7 @@ def test_several_runs_compare_first_and_show_one_run_at_a_time(
         page.click("nav.tabs button:nth-of-type(2)")
         page.wait_for_timeout(200)
         shown = [p["id"] for p in page.evaluate(DRAWN) if p["drawn"] and p["width"] > 300]
-        core = sorted(n for n, info in CHARTS.items() if info.section == SECTIONS[0])
+        core = sorted(n for n, info in CHARTS.items() if info.tab == TRAINING.tabs[0])
         assert sorted(shown) == sorted(f"{n}__demo" for n in core)
         assert not any(p["drawn"] for p in page.evaluate(DRAWN) if "__demo-agent" in p["id"])
         # picking the other run swaps the block, draws its charts, marks its table row
@@ -470,7 +467,7 @@ def test_several_runs_compare_first_and_show_one_run_at_a_time(
         )
         assert picked == ["demo-agent"]
         # the agent has no reward data: its reward tabs say so instead of drawing
-        page.click(f"nav.tabs button:has-text('{REWARD_SECTIONS[1]}')")
+        page.click(f"nav.tabs button:has-text('{REWARDS.tabs[1]}')")
         page.wait_for_timeout(200)
         text = page.inner_text("#rewards-1")
         assert "run demo-agent has no reward data" in text

@@ -30,23 +30,20 @@ import plotly.colors
 import plotly.graph_objects as go
 import pytest
 from obs.reports import TrainingDashboard
-from obs.reports.figures import (
-    CHARTS,
-    COMPARE_CHARTS,
-    COMPARE_SECTION,
-    DIVERGING,
-    NO_VALUE,
-    OUTCOMES,
-    PLATEAUED,
-    SECTIONS,
-    SOLVED_SCALE,
-)
+from obs.reports.charts import COMPARISON, TRAINING, charts_of, run_charts
+from obs.reports.figures.base import DIVERGING, NO_VALUE
+from obs.reports.figures.comparison import OUTCOMES
+from obs.reports.figures.curriculum import PLATEAUED
+from obs.reports.figures.prompts import SOLVED_SCALE
 
 from tests.conftest import DATA, picked_runs, run_cli
 from tests.conftest import SMALL_A as A
 from tests.conftest import SMALL_B as B
 from tests.conftest import SMALL_C as C
 from tests.conftest import prompt_hash as _hash
+
+CHARTS = run_charts(TRAINING)  # the fourteen charts of one run
+COMPARE_CHARTS = charts_of(TRAINING, COMPARISON)
 
 pytestmark = pytest.mark.integration
 
@@ -554,11 +551,11 @@ def test_several_runs_get_a_comparison_tab_a_picker_and_a_runs_table(
     run_cli([*several["base"], "render-dashboard", "--out", out])
     page = out.read_text()
     tabs = re.findall(r'<button role="tab"[^>]*>(.*?)</button>', page)
-    assert [html.unescape(t) for t in tabs] == [COMPARE_SECTION, *SECTIONS]
+    assert [html.unescape(t) for t in tabs] == [COMPARISON, *TRAINING.tabs]
     assert picked_runs(page) == ["early", "small"]
     # each run's charts sit in its own block of each tab; no run repeats a heading
     for run in ("early", "small"):
-        assert page.count(f'<div class="run-block" data-run="{run}">') == len(SECTIONS)
+        assert page.count(f'<div class="run-block" data-run="{run}">') == len(TRAINING.tabs)
         assert page.count(f'id="prompt_dynamics_fi__{run}"') == 1
     assert '<h2 class="run">' not in page
     rows = re.findall(r'<tr data-run="([^"]+)">\s*<td>[^<]*</td>\s*<td>([^<]*)</td>', page)

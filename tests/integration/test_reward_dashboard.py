@@ -22,17 +22,14 @@ import duckdb
 import plotly.graph_objects as go
 import pytest
 from obs.reports import TrainingDashboard
-from obs.reports.figures import (
-    CHARTS,
-    COMPARE_CHARTS,
-    COMPARE_SECTION,
-    REWARD_CHARTS,
-    REWARD_SECTIONS,
-    SECTIONS,
-)
+from obs.reports.charts import COMPARISON, REWARDS, TRAINING, charts_of, run_charts
 from obs.reports.reward_dashboard import REWARD_MARTS
 
 from tests.conftest import DATA, picked_runs, run_cli
+
+CHARTS = run_charts(TRAINING)  # the fourteen charts of one run
+COMPARE_CHARTS = charts_of(TRAINING, COMPARISON)
+REWARD_CHARTS = charts_of(REWARDS)
 
 pytestmark = pytest.mark.integration
 
@@ -147,7 +144,7 @@ def _one(warehouse: Path, sql: str, params: list | None = None) -> tuple:
 
 def test_page_has_the_seven_sections_and_every_chart(built: dict) -> None:
     page = (built["pages"] / "hacky.html").read_text()
-    assert _tabs(page) == list(REWARD_SECTIONS)
+    assert _tabs(page) == list(REWARDS.tabs)
     sections = re.findall(r'<div class="section" id="(rewards-\d)"', page)
     assert sections == [f"rewards-{n}" for n in range(7)]
     figures = _figures(page)
@@ -316,7 +313,7 @@ def test_several_runs_get_a_section_each(built: dict) -> None:
 def test_combined_dashboard_adds_the_reward_tabs(built: dict) -> None:
     page = (built["pages"] / "combined.html").read_text()
     # three runs with rollouts: the run comparison first
-    assert _tabs(page) == [COMPARE_SECTION, *SECTIONS, *REWARD_SECTIONS]
+    assert _tabs(page) == [COMPARISON, *TRAINING.tabs, *REWARDS.tabs]
     figures = _figures(page)
     runs = ("hacky", "plain", "steady")
     expected = [f"{n}__{r}" for r in runs for n in CHARTS]
@@ -325,7 +322,7 @@ def test_combined_dashboard_adds_the_reward_tabs(built: dict) -> None:
     assert sorted(figures) == sorted(expected)
     assert 'class="tab-group">Reward monitoring<' in page
     # plain's reward tabs say it has no reward data, one note a tab
-    assert page.count("run plain has no reward data") == len(REWARD_SECTIONS)
+    assert page.count("run plain has no reward data") == len(REWARDS.tabs)
 
 
 def test_a_run_without_reward_data_gets_a_note(built: dict, tmp_path: Path) -> None:
@@ -353,7 +350,7 @@ def test_a_warehouse_without_reward_data_says_so(no_rewards: dict, tmp_path: Pat
     combined = tmp_path / "dashboard.html"
     run_cli([*no_rewards["base"], "render-dashboard", "--out", combined])
     text = combined.read_text()
-    assert _tabs(text) == list(SECTIONS)
+    assert _tabs(text) == list(TRAINING.tabs)
     assert "rewards-0" not in text and "tab-group" not in text
 
 
@@ -374,7 +371,7 @@ def test_a_warehouse_built_before_the_reward_marts(no_rewards: dict, tmp_path: P
     assert "built before reward monitoring" in out.read_text()
     combined = tmp_path / "dashboard.html"
     run_cli([*base, "render-dashboard", "--out", combined])
-    assert _tabs(combined.read_text()) == list(SECTIONS)
+    assert _tabs(combined.read_text()) == list(TRAINING.tabs)
 
 
 def test_cli_errors(built: dict, tmp_path: Path) -> None:
@@ -411,7 +408,7 @@ def test_every_reward_chart_draws_offline(browser: object, built: dict) -> None:
     for opened in _open(browser, built["pages"] / "hacky.html"):
         page = opened.page
         tabs = page.query_selector_all("nav.tabs button")
-        assert [t.inner_text() for t in tabs] == list(REWARD_SECTIONS)
+        assert [t.inner_text() for t in tabs] == list(REWARDS.tabs)
         for number, tab in enumerate(tabs):
             tab.click()
             page.wait_for_timeout(300)
@@ -419,7 +416,7 @@ def test_every_reward_chart_draws_offline(browser: object, built: dict) -> None:
             assert all(p["section"] == f"rewards-{number}" for p in shown)
             assert all(p["drawn"] and p["traces"] > 0 for p in shown), shown
             page.screenshot(
-                path=f"/tmp/reward_dash_{number}_{_slug(REWARD_SECTIONS[number])}.png",
+                path=f"/tmp/reward_dash_{number}_{_slug(REWARDS.tabs[number])}.png",
                 full_page=True,
             )
         plots = page.evaluate(DRAWN)
@@ -453,7 +450,7 @@ def test_combined_dashboard_reward_tabs_draw(browser: object, built: dict) -> No
         assert len(reward_plots) == 2 * len(REWARD_CHARTS)
         assert all(p["traces"] > 0 for p in reward_plots)
         page.select_option("#run-pick", "hacky")
-        tabs[1 + len(SECTIONS) + 5].click()  # Alerts & hacking (after the comparison)
+        tabs[1 + len(TRAINING.tabs) + 5].click()  # Alerts & hacking (after the comparison)
         page.wait_for_timeout(300)
         page.screenshot(path="/tmp/reward_dash_combined_alerts.png", full_page=True)
         assert opened.errors == []

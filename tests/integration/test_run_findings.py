@@ -151,7 +151,10 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
             "--select",
             "+fct_run_findings +fct_run_throughput +fct_extraction_quality "
             "+fct_league +fct_eval_results +fct_power_law_fit +fct_cache_stats "
-            "+fct_rollout_reliability",
+            "+fct_rollout_reliability "
+            # fct_run_findings reads the rollouts too (the metric audit's finding), so
+            # the data test over stg_rollouts runs; it reads int_prompt_iteration
+            "+int_prompt_iteration",
         ],
     )
     assert result.success

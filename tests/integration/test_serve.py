@@ -337,3 +337,56 @@ def test_listening_beyond_this_machine_says_who_can_read(
     text = log.read_text()
     assert text.count("anyone who can reach port") == 1, text
     assert os.path.exists(built["warehouse"])
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The demo's runs (rollouts with a tracker history and reward data, an agent run)."""
+    root = tmp_path_factory.mktemp("serve-demo")
+    lake, warehouse = root / "lake", root / "obs.duckdb"
+    run_cli(
+        [
+            *("--lake", lake, "--warehouse", warehouse),
+            *("demo", "--out", root / "dumps", "--dashboard", root / "out" / "dashboard.html"),
+            *("--prompts", "24", "--iterations", "6", "--samples", "4", "-q"),
+        ]
+    )
+    return {"root": root, "lake": lake, "warehouse": warehouse}
+
+
+def test_every_dashboard_tab_draws_its_registry_charts(demo: dict[str, Path]) -> None:
+    """The static dashboards' charts, one tab at a time, from the same registry entries."""
+    from obs.reports import charts as registry
+    from obs.serve.dashboards import slug
+
+    pages = [
+        ("/runs/demo", registry.TRAINING),
+        ("/runs/demo/rewards", registry.REWARDS),
+        ("/runs/demo-agent/agent", registry.AGENT),
+    ]
+    with (
+        _server(demo["lake"], demo["warehouse"], demo["root"] / "e.log") as (base, _),
+        _browser() as browser,
+    ):
+        page, errors, dialogs = _open(browser, base)
+        for path, board in pages:
+            for tab in board.tabs:
+                page.goto(f"{base}{path}?tab={slug(tab)}", wait_until="load")
+                expected = len(registry.charts_of(board, tab))
+                assert page.locator("section.chart").count() == expected, (path, tab)
+                if expected:
+                    _until(
+                        lambda n=expected: page.locator(".chart .plot .main-svg").count() >= n,
+                        30,
+                        f"{path} {tab} drawn",
+                    )
+                assert page.locator("nav.tabs a.on").inner_text() == tab
+        page.goto(f"{base}/runs/demo/report", wait_until="load")
+        assert "Run info" in page.locator("pre.text").inner_text()
+        assert page.locator("section.chart").count() >= 1
+        page.goto(f"{base}/compare?runs=demo&runs=demo-agent", wait_until="load")
+        comparison = registry.charts_of(registry.TRAINING, registry.COMPARISON)
+        assert page.locator("section.chart").count() == len(comparison)
+        assert "demo-agent" in page.locator("section[data-live='compare-text'] pre").inner_text()
+        page.wait_for_timeout(800)
+        assert errors == [] and dialogs == [], errors

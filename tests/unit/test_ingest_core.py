@@ -165,3 +165,23 @@ def test_the_writer_holds_one_run_lock_at_a_time_unless_strict(tmp_path: Path) -
         assert writer.finish([bad]) and bad.rows_landed == 0
         assert bad.note.endswith("nothing published (--strict)")
     assert not _locked(lake, "a") and not landing.staging.root.exists()
+
+
+def test_a_killed_ingests_half_written_index_record_is_removed(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from obs.ingest.writer import SOURCES, SourceIndex
+
+    folder = tmp_path / "lake" / SOURCES
+    folder.mkdir(parents=True)
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    dead = folder / f".{'a' * 32}.json.{gone.stdout.strip()}.0badf00d.tmp"
+    live = folder / f".{'b' * 32}.json.{os.getpid()}.0badf00d.tmp"
+    for path in (dead, live):
+        path.write_text("{")
+    SourceIndex(tmp_path / "lake")
+    assert not dead.exists() and live.exists()

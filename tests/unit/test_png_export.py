@@ -7,7 +7,7 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 import pytest
-from obs.reports import render
+from obs.reports import chart_files, render
 from obs.reports.errors import ReportError
 
 from tests.conftest import Invoke
@@ -25,7 +25,7 @@ def without_kaleido(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_png_export_without_kaleido_names_the_extra(tmp_path: Path) -> None:
     path = tmp_path / "exploration.png"
     with pytest.raises(ReportError) as raised:
-        render._write_png(go.Figure(), path)
+        chart_files.write_png(go.Figure(), path)
     assert str(raised.value) == f"{path}: {NO_KALEIDO}"
     assert not path.exists()
 
@@ -36,15 +36,15 @@ def test_cli_png_export_without_kaleido_is_one_error_line(
 ) -> None:
     """The command prints the library's ReportError as its one ``Error:`` line, exit 1."""
 
-    def chart_files(
+    def write_files(
         dashboard: object, folder: Path, output_format: str, plotlyjs: str, charts: object
     ) -> list[Path]:
         assert output_format == "png"
-        return [render._write_png(go.Figure(), folder / "exploration.png")]
+        return [chart_files.write_png(go.Figure(), folder / "exploration.png")]
 
     # no warehouse needed: the dashboard's data is never read before the PNG is written
     monkeypatch.setattr(render, "load_dashboard", lambda *args: object())
-    monkeypatch.setattr(render, "render_chart_files", chart_files)
+    monkeypatch.setattr(chart_files, "render_chart_files", write_files)
     out = tmp_path / "charts"
     result = invoke(["render-dashboard", "--output-dir", out, "--format", "png"], exit_code=1)
     assert result.stderr == f"Error: {out / 'exploration.png'}: {NO_KALEIDO}\n"

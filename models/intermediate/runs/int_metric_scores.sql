@@ -21,9 +21,13 @@
      no spread.
    reward_mean also enters as `reward_mean_change`, its step-to-step change:
    a trend cancels out of it, so a swing of the reward stands out.
+   Each point also carries what the findings' trend rules compare: the
+   level of the points before its window (baseline_*) and, for the metrics
+   those rules read, the least-squares trend of its window (window_*).
    Built by run (macro changed_runs). #}
 {%- set spike_window = var('spike_window') -%}
 {%- set min_history = var('spike_min_history') -%}
+{%- set window = var('plateau_window') -%}
 {%- set log_metrics = "('grad_norm', 'max_total_s', 'max_volume_reload_s')" -%}
 with
 
@@ -127,6 +131,56 @@ noise as (
     group by 1, 2
 ),
 
+baselines as (
+    {# Per point, the `spike_window` points before its own plateau window
+       (a baseline level). #}
+    select
+        run_id,
+        metric,
+        n,
+        avg(value) over baseline as baseline_mean,
+        stddev_samp(value) over baseline as baseline_std,
+        count(*) over baseline as baseline_points
+    from numbered
+    window baseline as (
+        partition by run_id, metric order by n
+        rows between {{ window + spike_window - 1 }} preceding and {{ window }} preceding
+    )
+),
+
+trend_windows as (
+    {# The last `plateau_window` points up to each point, for the metrics
+       whose rules look at a trend. #}
+    select
+        point.run_id,
+        point.metric,
+        point.n,
+        min(member.step) as window_first_step,
+        count(*) as window_points,
+        {{ regression_slope('member.value', 'member.step') }} as window_slope,
+        case
+            when var_pop(member.value) > 0 and var_pop(member.step) > 0
+                then power(corr(member.value, member.step), 2)
+        end as window_r2,
+        avg(member.value) as window_mean
+    from numbered as point
+    cross join (
+        {#- An equality join on each offset, so the cost grows with the points
+            times the window, not with the points squared. #}
+        values ({{ range(window) | join('), (') }})
+    ) as offsets (back)
+    inner join numbered as member
+        on
+            point.run_id = member.run_id
+            and point.metric = member.metric
+            and member.n = point.n - offsets.back
+    where
+        point.metric in (
+            'reward_mean', 'loss', 'empty_responses', 'kl', 'clip_ratio', 'response_length'
+        )
+    group by 1, 2, 3
+),
+
 final as (
     select
         residuals.run_id,
@@ -148,10 +202,20 @@ final as (
                 residuals.residual
                 / greatest(noise.noise_scale, coalesce(residuals.trailing_spread, 0))
         end as z,
+        baselines.baseline_mean,
+        baselines.baseline_std,
+        baselines.baseline_points,
+        trend_windows.window_first_step,
+        trend_windows.window_points,
+        trend_windows.window_slope,
+        trend_windows.window_r2,
+        trend_windows.window_mean,
         run_parts.run_parts
     from residuals
     inner join noise using (run_id, metric)
     inner join run_parts using (run_id)
+    inner join baselines using (run_id, metric, n)
+    left join trend_windows using (run_id, metric, n)
 )
 
 select * from final

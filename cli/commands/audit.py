@@ -1,0 +1,178 @@
+"""``obs audit RUN``: the logged metrics of a run set against its rollouts (fct_metric_audit)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+import duckdb
+from obs.cli.errors import friendly_errors
+from obs.cli.options import Settings, pass_settings
+from obs.reports.errors import ReportError
+from obs.reports.warehouse import connect, require_tables, rows, unknown_run
+
+# One line per logged key: how its steps went, the worst one, the convention that matched.
+SUMMARY_SQL = """
+select
+    metric,
+    any_value(canonical_metric) as canonical_metric,
+    count(*) as steps,
+    count(*) filter (where verdict = 'agrees') as agrees,
+    count(*) filter (where verdict = 'disagrees') as disagrees,
+    count(*) filter (where verdict = 'not_comparable') as not_comparable,
+    arg_max(step, difference) filter (where difference is not null) as worst_step,
+    max(difference) as worst_difference,
+    list(step order by step) filter (where verdict = 'disagrees') as disagreeing_steps,
+    mode(convention) filter (where verdict = 'agrees') as agreeing_convention,
+    mode(convention) as any_convention
+from fct_metric_audit
+where run_id = ?
+group by metric
+order by metric
+"""
+
+
+def _sides(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[int, int]:
+    """How many rollout iterations and tracker steps the warehouse holds for the run."""
+    iterations = con.execute(
+        "select count(distinct iteration) from fct_iteration_summary where run_id = ?", [run_id]
+    ).fetchone()
+    steps = con.execute(
+        "select count(distinct step) from fct_metric_history where run_id = ?", [run_id]
+    ).fetchone()
+    return int(iterations[0] if iterations else 0), int(steps[0] if steps else 0)
+
+
+def load_audit(warehouse: Path, run: str) -> list[dict[str, Any]]:
+    """The audit of one run, a row per logged key; a one-line error without both sides."""
+    con = connect(warehouse)
+    try:
+        require_tables(
+            con, warehouse, "fct_metric_audit", "fct_iteration_summary", "fct_metric_history"
+        )
+        iterations, steps = _sides(con, run)
+        if not iterations and not steps:
+            known = [
+                r[0]
+                for r in con.execute(
+                    "select run_id from fct_iteration_summary union "
+                    "select run_id from fct_metric_history"
+                ).fetchall()
+            ]
+            raise unknown_run(
+                warehouse,
+                run,
+                known,
+                hint="`obs ingest rollouts PATH --run RUN` and "
+                "`obs ingest metrics PATH --run RUN`, then `obs build`, land both sides",
+            )
+        if not steps:
+            raise ReportError(
+                f"run '{run}' holds rollouts ({iterations} iterations) but no tracker history; "
+                f"`obs ingest metrics PATH --run {run}` then `obs build` adds the logged side"
+            )
+        if not iterations:
+            raise ReportError(
+                f"run '{run}' holds a tracker history ({steps} steps) but no rollouts; "
+                f"`obs ingest rollouts PATH --run {run}` then `obs build` adds the rollout side"
+            )
+        found = rows(con, SUMMARY_SQL, [run])
+        if not found:
+            raise ReportError(
+                f"run '{run}' holds rollouts ({iterations} iterations) and a tracker history "
+                f"({steps} steps), but no logged metric obs can recompute at a step both hold"
+            )
+        return found
+    finally:
+        con.close()
+
+
+def _convention(row: dict[str, Any]) -> str:
+    return str(row["agreeing_convention"] or row["any_convention"] or "")
+
+
+def _table(run: str, found: list[dict[str, Any]]) -> list[str]:
+    header = (
+        "metric",
+        "canonical",
+        "steps",
+        "agree",
+        "disagree",
+        "n/c",
+        "worst step",
+        "convention",
+    )
+    body = [
+        (
+            str(r["metric"]),
+            str(r["canonical_metric"]),
+            str(r["steps"]),
+            str(r["agrees"]),
+            str(r["disagrees"]),
+            str(r["not_comparable"]),
+            f"{r['worst_step']} ({r['worst_difference']:.3g})" if r["worst_difference"] else "",
+            _convention(r),
+        )
+        for r in found
+    ]
+    widths = [max(len(line[i]) for line in (header, *body)) for i in range(len(header))]
+    lines = [f"Metric audit: {run}"]
+    for line in (header, *body):
+        lines.append(
+            "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
+        )
+    return lines
+
+
+@click.command()
+@click.argument("run")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="Output format (results on stdout).",
+)
+@pass_settings
+def audit(settings: Settings, run: str, output_format: str) -> None:
+    """Check a run's logged metrics against its rollouts; exit 1 when one disagrees.
+
+    One line per logged metric obs can recompute (reward mean and std, per-function
+    means, zero-std groups, response length, clip ratio, solve rates): steps that
+    agree, disagree or cannot be compared, the worst step and the convention that
+    matched (fct_metric_audit).
+
+    \b
+    Example:
+      obs audit grpo-gsm8k
+      obs audit grpo-gsm8k --format json
+    """
+    with friendly_errors(settings.debug):
+        found = load_audit(settings.warehouse, run)
+    if output_format == "json":
+        metrics = [
+            {
+                "metric": r["metric"],
+                "canonical_metric": r["canonical_metric"],
+                "steps": r["steps"],
+                "agrees": r["agrees"],
+                "disagrees": r["disagrees"],
+                "not_comparable": r["not_comparable"],
+                "disagreeing_steps": list(r["disagreeing_steps"] or []),
+                "worst_step": r["worst_step"],
+                "worst_difference": r["worst_difference"],
+                "convention": _convention(r),
+            }
+            for r in found
+        ]
+        disagrees = any(m["disagrees"] for m in metrics)
+        click.echo(json.dumps({"run_id": run, "disagrees": disagrees, "metrics": metrics}))
+    else:
+        for line in _table(run, found):
+            click.echo(line)
+        disagrees = any(r["disagrees"] for r in found)
+    if disagrees:
+        raise click.exceptions.Exit(1)

@@ -1,0 +1,51 @@
+{# The runs the findings judge, one row each: every run with a tracker
+   history, how many lake parts of it were judged (`run_parts`: the
+   findings' models read a run again when this count changes), and the
+   run's length over the metrics judged point by point, which sets what
+   noise gives a run that long.
+
+   A lone excursion is reported only when a run this long would not be
+   expected to show one by chance. The largest of n standard normal draws
+   is about sqrt(2 ln n); a run has six series scored this way (loss, grad
+   norm, reward swings, extraction, two timings), and z against a 20-point
+   trailing window has heavier tails than a normal's (hence 15% more): 4.3
+   at 200 steps, 5.0 at 2,000, 5.5 at 20,000. #}
+{%- set spike_z = var('spike_z') -%}
+with
+
+changed_history as (
+    {{ changed_runs(ref('int_metric_history'), ref('int_metric_history')) }}
+),
+
+judged_runs as (
+    select
+        run_id,
+        max(run_parts) as run_parts
+    from changed_history
+    group by 1
+),
+
+run_lengths as (
+    select
+        run_id,
+        greatest(
+            {{ spike_z }},
+            1.15 * sqrt(2 * ln(6 * greatest(count(distinct step), 2)))
+        ) as excursion_z,
+        count(distinct step) as steps
+    from changed_history
+    where canonical_metric in {{ judged_metrics() }}
+    group by 1
+),
+
+final as (
+    select
+        judged_runs.run_id,
+        judged_runs.run_parts,
+        run_lengths.steps,
+        run_lengths.excursion_z
+    from judged_runs
+    left join run_lengths using (run_id)
+)
+
+select * from final

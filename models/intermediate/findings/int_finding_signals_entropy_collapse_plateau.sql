@@ -1,0 +1,110 @@
+{# The rule entropy_collapse_plateau: the policy's entropy fell below a
+   fraction of its early level, and the reward stopped improving at or after
+   that point (a flat starting point of int_finding_flat_stretches).
+
+   One row per signal (a flagged step) of the runs judged, and one per run
+   judged with a null pattern whose run_parts says how far it was judged
+   (macro changed_runs; see int_finding_runs). The thresholds are dbt vars,
+   described with the rule in fct_run_findings' documentation. #}
+{%- set window = var('plateau_window') -%}
+with
+
+judged_runs as (
+    {{ changed_runs(ref('int_finding_runs'), ref('int_finding_runs')) }}
+),
+
+stats as (
+    {{ changed_runs(ref('int_metric_scores'), ref('int_finding_runs')) }}
+),
+
+plateau_points as (
+    {#- (without the flat stretches' marks of how far runs were judged) #}
+    select flat_stretches.*
+    from (
+        {{ changed_runs(ref('int_finding_flat_stretches'), ref('int_finding_runs')) }}
+    ) as flat_stretches
+    where flat_stretches.metric is not null
+),
+
+entropy_early as (
+    select
+        run_id,
+        avg(value) as early_entropy
+    from stats
+    where metric = 'entropy' and n <= {{ window }}
+    group by 1
+    having count(*) = {{ window }}
+),
+
+entropy_collapse as (
+    {# The first point after the early window below the fraction of it. #}
+    select
+        stats.run_id,
+        stats.step as collapse_step,
+        stats.value as collapse_entropy,
+        entropy_early.early_entropy
+    from stats
+    inner join entropy_early using (run_id)
+    where
+        stats.metric = 'entropy'
+        and stats.n > {{ window }}
+        and stats.value < {{ var('entropy_collapse_fraction') }} * entropy_early.early_entropy
+    qualify row_number() over (partition by stats.run_id order by stats.step) = 1
+),
+
+signals as (
+    {# The collapse, when a reward plateau window ends at or after it. #}
+    select
+        entropy_collapse.run_id,
+        'entropy_collapse_plateau' as pattern,
+        'entropy_collapse' as signal,
+        entropy_collapse.collapse_step as start_step,
+        max(plateau.step) as step,
+        case when count(*) >= {{ var('plateau_min_windows') }} then 2 else 1 end as severity_rank,
+        -any_value(entropy_collapse.collapse_entropy) as strength,
+        'entropy fell to '
+        || cast(round(any_value(entropy_collapse.collapse_entropy), 3) as varchar)
+        || ' at step ' || entropy_collapse.collapse_step || ' (under '
+        || '{{ var("entropy_collapse_fraction") }}' || ' of its early '
+        || cast(round(any_value(entropy_collapse.early_entropy), 3) as varchar)
+        || '), then reward_mean stopped improving (flat from step '
+        || min(plateau.step) || ')' as phrase,
+        [
+            { 'key': 'early_entropy', 'value': any_value(entropy_collapse.early_entropy) },
+            { 'key': 'collapse_entropy', 'value': any_value(entropy_collapse.collapse_entropy) },
+            {
+                'key': 'entropy_fraction',
+                'value': any_value(entropy_collapse.collapse_entropy)
+                / any_value(entropy_collapse.early_entropy)
+            },
+            { 'key': 'plateau_first_step', 'value': cast(min(plateau.step) as double) },
+            {
+                'key': 'reward_mean_slope',
+                'value': arg_min(plateau.rest_slope, plateau.step)
+            }
+        ] as measures
+    from entropy_collapse
+    inner join plateau_points as plateau
+        on
+            entropy_collapse.run_id = plateau.run_id
+            and plateau.metric = 'reward_mean'
+            and not plateau.is_saturated
+            and entropy_collapse.collapse_step <= plateau.step
+    group by 1, 4
+),
+
+final as (
+    select
+        signals.*,
+        judged_runs.run_parts
+    from signals
+    inner join judged_runs using (run_id)
+    union all by name
+    {#- one row per run judged, pattern null: how far it was judged #}
+    select
+        run_id,
+        run_parts
+    from judged_runs
+)
+
+select * from final

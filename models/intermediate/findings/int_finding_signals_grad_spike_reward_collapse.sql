@@ -1,0 +1,181 @@
+{# The rule grad_spike_reward_collapse: a gradient-norm excursion followed,
+   within `collapse_window` steps, by a lasting fall of the reward (its mean
+   over `collapse_min_points` points well below its level before the spike,
+   beyond what noise gives a run this long).
+
+   One row per signal (a flagged step) of the runs judged, and one per run
+   judged with a null pattern whose run_parts says how far it was judged
+   (macro changed_runs; see int_finding_runs). The thresholds are dbt vars,
+   described with the rule in fct_run_findings' documentation. #}
+{%- set spike_z = var('spike_z') -%}
+{%- set spike_window = var('spike_window') -%}
+{%- set min_history = var('spike_min_history') -%}
+with
+
+judged_runs as (
+    {{ changed_runs(ref('int_finding_runs'), ref('int_finding_runs')) }}
+),
+
+stats as (
+    {{ changed_runs(ref('int_metric_scores'), ref('int_finding_runs')) }}
+),
+
+grad_spikes as (
+    select
+        run_id,
+        step as spike_step,
+        value as grad_norm,
+        z as grad_z,
+        trailing_median as grad_trailing_median
+    from stats
+    where metric = 'grad_norm' and z > {{ spike_z }}
+),
+
+reward_moving as (
+    {# The reward's mean over each run of `collapse_min_points` points: a
+       collapse is a drop that lasts, not one bad batch. #}
+    select
+        run_id,
+        step,
+        n,
+        avg(value) over run_of_points as run_mean,
+        count(*) over run_of_points as run_points
+    from stats
+    where metric = 'reward_mean'
+    window run_of_points as (
+        partition by run_id order by n
+        rows between current row and {{ var('collapse_min_points') - 1 }} following
+    )
+),
+
+reward_before_spike as (
+    {# The reward's level just before the spike: the trailing median of the
+       first reward point at or after it (which holds only earlier points). #}
+    select
+        grad_spikes.*,
+        reward.trailing_median as reward_before,
+        reward.noise_scale as reward_noise,
+        reward.trailing_points as reward_points_before
+    from grad_spikes
+    inner join stats as reward
+        on
+            grad_spikes.run_id = reward.run_id
+            and reward.metric = 'reward_mean'
+            and grad_spikes.spike_step <= reward.step
+    qualify row_number() over (
+        partition by grad_spikes.run_id, grad_spikes.spike_step order by reward.step
+    ) = 1
+),
+
+collapsed_points as (
+    select
+        reward_before_spike.*,
+        moving.step as reward_step,
+        moving.run_mean as reward,
+        (reward_before_spike.reward_before - moving.run_mean) / (
+            reward_before_spike.reward_noise
+            * sqrt(1.0 / moving.run_points + 1.0 / {{ spike_window }})
+        ) as drop_z
+    from reward_before_spike
+    inner join judged_runs on reward_before_spike.run_id = judged_runs.run_id
+    inner join reward_moving as moving
+        on
+            reward_before_spike.run_id = moving.run_id
+            and moving.step between reward_before_spike.spike_step
+            and reward_before_spike.spike_step + {{ var('collapse_window') }}
+    where
+        reward_before_spike.reward_points_before >= {{ min_history }}
+        and moving.run_points = {{ var('collapse_min_points') }}
+        and moving.run_mean <= (
+            reward_before_spike.reward_before
+            - {{ var('collapse_drop_fraction') }} * abs(reward_before_spike.reward_before)
+        )
+        {# Every spike's window is searched: beyond what noise gives a run
+           this long, not just spike_z. #}
+        and (reward_before_spike.reward_before - moving.run_mean) > judged_runs.excursion_z * (
+            reward_before_spike.reward_noise
+            * sqrt(1.0 / moving.run_points + 1.0 / {{ spike_window }})
+        )
+),
+
+collapses as (
+    select
+        run_id,
+        spike_step,
+        any_value(grad_norm) as grad_norm,
+        any_value(grad_z) as grad_z,
+        any_value(grad_trailing_median) as grad_trailing_median,
+        any_value(reward_before) as reward_before,
+        min(reward) as reward_min,
+        arg_min(reward_step, reward) as collapse_step,
+        max(drop_z) as drop_z
+    from collapsed_points
+    group by 1, 2
+),
+
+signals as (
+    select
+        run_id,
+        'grad_spike_reward_collapse' as pattern,
+        'grad_norm_spike' as signal,
+        spike_step as start_step,
+        spike_step as step,
+        3 as severity_rank,
+        grad_z as strength,
+        'grad_norm reached ' || cast(round(grad_norm, 3) as varchar) || ' at step ' || spike_step
+        || ', z ' || cast(round(grad_z, 1) as varchar) || ' above its trailing median '
+        || cast(round(grad_trailing_median, 3) as varchar) as phrase,
+        [
+            { 'key': 'grad_norm', 'value': grad_norm },
+            { 'key': 'grad_norm_z', 'value': grad_z },
+            { 'key': 'spike_step', 'value': cast(spike_step as double) }
+        ] as measures
+    from collapses
+    union all
+    select
+        run_id,
+        'grad_spike_reward_collapse' as pattern,
+        'reward_collapse' as signal,
+        spike_step as start_step,
+        collapse_step as step,
+        3 as severity_rank,
+        drop_z as strength,
+        'then reward_mean averaged ' || cast(round(reward_min, 3) as varchar)
+        || ' over the {{ var("collapse_min_points") }} points from step ' || collapse_step || ', '
+        || cast(
+            cast(
+                round(100 * (reward_before - reward_min) / nullif(abs(reward_before), 0))
+                as bigint
+            ) as varchar
+        )
+        || '% below its trailing median ' || cast(round(reward_before, 3) as varchar)
+        || ' (z ' || cast(round(drop_z, 1) as varchar) || ')' as phrase,
+        [
+            { 'key': 'reward_before', 'value': reward_before },
+            { 'key': 'reward_min', 'value': reward_min },
+            {
+                'key': 'drop_fraction',
+                'value': (reward_before - reward_min) / nullif(abs(reward_before), 0)
+            },
+            { 'key': 'reward_drop_z', 'value': drop_z },
+            { 'key': 'collapse_step', 'value': cast(collapse_step as double) },
+            { 'key': 'steps_to_collapse', 'value': cast(collapse_step - spike_step as double) }
+        ] as measures
+    from collapses
+),
+
+final as (
+    select
+        signals.*,
+        judged_runs.run_parts
+    from signals
+    inner join judged_runs using (run_id)
+    union all by name
+    {#- one row per run judged, pattern null: how far it was judged #}
+    select
+        run_id,
+        run_parts
+    from judged_runs
+)
+
+select * from final

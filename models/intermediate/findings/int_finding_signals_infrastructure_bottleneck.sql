@@ -1,0 +1,84 @@
+{# The rule infrastructure_bottleneck: failed rollouts
+   (int_rollout_reliability), and excursions of the slowest game's and the
+   slowest volume reload's times (in log space; judged in
+   int_finding_judgements).
+
+   One row per signal (a flagged step) of the runs judged, and one per run
+   judged with a null pattern whose run_parts says how far it was judged
+   (macro changed_runs; see int_finding_runs). The thresholds are dbt vars,
+   described with the rule in fct_run_findings' documentation. #}
+{%- set spike_z = var('spike_z') -%}
+with
+
+judged_runs as (
+    {{ changed_runs(ref('int_finding_runs'), ref('int_finding_runs')) }}
+),
+
+stats as (
+    {{ changed_runs(ref('int_metric_scores'), ref('int_finding_runs')) }}
+),
+
+reliability as (
+    {{ changed_runs(ref('int_rollout_reliability'), ref('int_finding_runs')) }}
+),
+
+signals as (
+    select
+        run_id,
+        'infrastructure_bottleneck' as pattern,
+        'failed_rollouts' as signal,
+        step as start_step,
+        step,
+        2 as severity_rank,
+        failed_rollouts as strength,
+        cast(cast(round(failed_rollouts) as bigint) as varchar) || ' failed rollouts at step '
+        || step as phrase,
+        [{ 'key': 'failed_rollouts', 'value': failed_rollouts }] as measures
+    from reliability
+    where is_failure
+    union all
+    {# The slowest game's and the slowest volume reload's time, in log
+        space against their own noise (excursions, judged in
+        int_finding_judgements: a lone one is a warning only when also
+        spike_min_ratio x its trailing median). #}
+    select
+        run_id,
+        'infrastructure_bottleneck' as pattern,
+        metric || '_spike' as signal,
+        step as start_step,
+        step,
+        1 as severity_rank,
+        z as strength,
+        case metric
+            when 'max_total_s' then 'the slowest game took '
+            else 'a volume reload took '
+        end
+        || cast(round(value, 2) as varchar) || ' s at step ' || step
+        || ', z ' || cast(round(z, 1) as varchar) || ', '
+        || cast(round(value / trailing_median, 1) as varchar) || 'x its trailing median '
+        || cast(round(trailing_median, 2) as varchar) || ' s' as phrase,
+        [
+            { 'key': metric, 'value': value },
+            { 'key': metric || '_z', 'value': z },
+            { 'key': metric || '_ratio', 'value': value / trailing_median },
+            { 'key': metric || '_trailing_median', 'value': trailing_median }
+        ] as measures
+    from stats
+    where metric in ('max_total_s', 'max_volume_reload_s') and z > {{ spike_z }}
+),
+
+final as (
+    select
+        signals.*,
+        judged_runs.run_parts
+    from signals
+    inner join judged_runs using (run_id)
+    union all by name
+    {#- one row per run judged, pattern null: how far it was judged #}
+    select
+        run_id,
+        run_parts
+    from judged_runs
+)
+
+select * from final

@@ -1,0 +1,82 @@
+{# The rule kl_runaway: KL above its limit (critical above twice it), or
+   rising steadily on course to reach it.
+
+   One row per signal (a flagged step) of the runs judged, and one per run
+   judged with a null pattern whose run_parts says how far it was judged
+   (macro changed_runs; see int_finding_runs). The thresholds are dbt vars,
+   described with the rule in fct_run_findings' documentation. #}
+{%- set window = var('plateau_window') -%}
+with
+
+judged_runs as (
+    {{ changed_runs(ref('int_finding_runs'), ref('int_finding_runs')) }}
+),
+
+stats as (
+    {{ changed_runs(ref('int_metric_scores'), ref('int_finding_runs')) }}
+),
+
+signals as (
+    select
+        run_id,
+        'kl_runaway' as pattern,
+        'kl_above_max' as signal,
+        step as start_step,
+        step,
+        case when value > 2 * {{ var('kl_max') }} then 3 else 2 end as severity_rank,
+        value as strength,
+        'kl reached ' || cast(round(value, 3) as varchar) || ' at step ' || step || ' (limit '
+        || '{{ var("kl_max") }}' || ')' as phrase,
+        [
+            { 'key': 'kl', 'value': value },
+            { 'key': 'kl_max', 'value': cast({{ var('kl_max') }} as double) }
+        ] as measures
+    from stats
+    where metric = 'kl' and value > {{ var('kl_max') }}
+    union all
+    select
+        run_id,
+        'kl_runaway' as pattern,
+        'kl_rising' as signal,
+        window_first_step as start_step,
+        step,
+        2 as severity_rank,
+        window_slope as strength,
+        'kl rose steadily ' || cast(round(window_slope, 4) as varchar) || ' a step over steps '
+        || window_first_step || '-' || step || ' to ' || cast(round(value, 3) as varchar)
+        || ', on course for ' || '{{ var("kl_max") }}' || ' within '
+        || '{{ var("kl_projection_steps") }}' || ' steps' as phrase,
+        [
+            { 'key': 'kl', 'value': value },
+            { 'key': 'kl_slope', 'value': window_slope },
+            { 'key': 'kl_r_squared', 'value': window_r2 },
+            {
+                'key': 'kl_projected',
+                'value': value + window_slope * {{ var('kl_projection_steps') }}
+            }
+        ] as measures
+    from stats
+    where
+        metric = 'kl'
+        and value <= {{ var('kl_max') }}
+        and window_points = {{ window }}
+        and window_slope > 0
+        and window_r2 >= {{ var('rising_min_r2') }}
+        and value + window_slope * {{ var('kl_projection_steps') }} >= {{ var('kl_max') }}
+),
+
+final as (
+    select
+        signals.*,
+        judged_runs.run_parts
+    from signals
+    inner join judged_runs using (run_id)
+    union all by name
+    {#- one row per run judged, pattern null: how far it was judged #}
+    select
+        run_id,
+        run_parts
+    from judged_runs
+)
+
+select * from final

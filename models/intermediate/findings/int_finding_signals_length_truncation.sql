@@ -1,0 +1,74 @@
+{# The rule length_truncation: responses cut at the maximum length, the
+   clipped share above its limit and rising steadily while the response
+   length rises.
+
+   One row per signal (a flagged step) of the runs judged, and one per run
+   judged with a null pattern whose run_parts says how far it was judged
+   (macro changed_runs; see int_finding_runs). The thresholds are dbt vars,
+   described with the rule in fct_run_findings' documentation. #}
+{%- set window = var('plateau_window') -%}
+with
+
+judged_runs as (
+    {{ changed_runs(ref('int_finding_runs'), ref('int_finding_runs')) }}
+),
+
+stats as (
+    {{ changed_runs(ref('int_metric_scores'), ref('int_finding_runs')) }}
+),
+
+signals as (
+    {# Clipped share above clip_ratio_max while it and the response length
+       rise together over the window (the clipped share steadily). #}
+    select
+        clip.run_id,
+        'length_truncation' as pattern,
+        'clip_ratio_rising' as signal,
+        clip.window_first_step as start_step,
+        clip.step,
+        2 as severity_rank,
+        clip.value as strength,
+        'clip_ratio reached ' || cast(round(clip.value, 3) as varchar) || ' at step ' || clip.step
+        || ' (above ' || '{{ var("clip_ratio_max") }}' || '), rising '
+        || cast(round(clip.window_slope, 4) as varchar) || ' a step with response_length rising '
+        || cast(round(length.window_slope, 1) as varchar) || ' a step to '
+        || cast(cast(round(length.value) as bigint) as varchar)
+            as phrase,
+        [
+            { 'key': 'clip_ratio', 'value': clip.value },
+            { 'key': 'clip_ratio_slope', 'value': clip.window_slope },
+            { 'key': 'clip_ratio_max', 'value': cast({{ var('clip_ratio_max') }} as double) },
+            { 'key': 'response_length', 'value': length.value },
+            { 'key': 'response_length_slope', 'value': length.window_slope }
+        ] as measures
+    from stats as clip
+    inner join stats as length
+        on
+            clip.run_id = length.run_id
+            and clip.step = length.step
+            and length.metric = 'response_length'
+    where
+        clip.metric = 'clip_ratio'
+        and clip.value > {{ var('clip_ratio_max') }}
+        and clip.window_points = {{ window }}
+        and clip.window_slope > 0
+        and clip.window_r2 >= {{ var('rising_min_r2') }}
+        and length.window_points = {{ window }}
+        and length.window_slope > 0
+),
+
+final as (
+    select
+        signals.*,
+        judged_runs.run_parts
+    from signals
+    inner join judged_runs using (run_id)
+    union all by name
+    {#- one row per run judged, pattern null: how far it was judged #}
+    select
+        run_id,
+        run_parts
+    from judged_runs
+)
+
+select * from final

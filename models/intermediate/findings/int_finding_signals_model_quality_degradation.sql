@@ -1,0 +1,171 @@
+{# The rule model_quality_degradation: the extraction rate below its minimum
+   two points running, empty responses rising well above their earlier
+   level, and the reward falling while the loss stays low (not right after a
+   gradient spike: that is a collapse).
+
+   One row per signal (a flagged step) of the runs judged, and one per run
+   judged with a null pattern whose run_parts says how far it was judged
+   (macro changed_runs; see int_finding_runs). The thresholds are dbt vars,
+   described with the rule in fct_run_findings' documentation. #}
+{%- set spike_z = var('spike_z') -%}
+{%- set window = var('plateau_window') -%}
+{%- set min_history = var('spike_min_history') -%}
+with
+
+judged_runs as (
+    {{ changed_runs(ref('int_finding_runs'), ref('int_finding_runs')) }}
+),
+
+stats as (
+    {{ changed_runs(ref('int_metric_scores'), ref('int_finding_runs')) }}
+),
+
+grad_spikes as (
+    {# grad_norm excursions (as in the collapse rule): a fall right after one
+       is a collapse, not a drift. #}
+    select
+        run_id,
+        step as spike_step,
+        value as grad_norm,
+        z as grad_z,
+        trailing_median as grad_trailing_median
+    from stats
+    where metric = 'grad_norm' and z > {{ spike_z }}
+),
+
+signals as (
+    select
+        run_id,
+        'model_quality_degradation' as pattern,
+        'extraction_below_min' as signal,
+        step as start_step,
+        step,
+        2 as severity_rank,
+        -value as strength,
+        'extraction_rate ' || cast(round(value, 3) as varchar) || ' at step ' || step || ', below '
+        || '{{ var("extraction_rate_min") }}' as phrase,
+        [
+            { 'key': 'extraction_rate', 'value': value },
+            {
+                'key': 'extraction_rate_min',
+                'value': cast({{ var('extraction_rate_min') }} as double)
+            }
+        ] as measures
+    from (
+        select
+            *,
+            lag(value) over (partition by run_id order by n) as previous_value
+        from stats
+        where metric = 'extraction_rate'
+    ) as extraction_points
+    {#- Below the minimum two points running: one low batch is noise. #}
+    where
+        value < {{ var('extraction_rate_min') }}
+        and previous_value < {{ var('extraction_rate_min') }}
+    union all
+    select
+        run_id,
+        'model_quality_degradation' as pattern,
+        'empty_responses_rising' as signal,
+        window_first_step as start_step,
+        step,
+        2 as severity_rank,
+        window_mean / greatest(baseline_mean, 1) as strength,
+        'empty_responses averaged ' || cast(round(window_mean, 1) as varchar)
+        || ' a step over steps ' || window_first_step || '-' || step || ', up from '
+        || cast(round(baseline_mean, 1) as varchar)
+            as phrase,
+        [
+            { 'key': 'empty_responses_window_mean', 'value': window_mean },
+            { 'key': 'empty_responses_baseline_mean', 'value': baseline_mean },
+            { 'key': 'empty_responses_slope', 'value': window_slope }
+        ] as measures
+    from stats
+    where
+        metric = 'empty_responses'
+        and window_points = {{ window }}
+        and baseline_points >= {{ min_history }}
+        and window_slope > 0
+        and window_mean > {{ var('empty_responses_rise_factor') }} * greatest(baseline_mean, 1)
+    union all
+    select
+        reward.run_id,
+        'model_quality_degradation' as pattern,
+        'reward_falling' as signal,
+        reward.window_first_step as start_step,
+        reward.step,
+        2 as severity_rank,
+        -reward.window_slope as strength,
+        'reward_mean fell ' || cast(round(-reward.window_slope, 4) as varchar)
+        || ' a step over steps ' || reward.window_first_step || '-' || reward.step
+        || ' to a mean of ' || cast(round(reward.window_mean, 3) as varchar) || ' from '
+        || cast(round(reward.baseline_mean, 3) as varchar) || ' before'
+        || case
+            when loss.step is not null
+                then
+                    ', while loss stayed low (' || cast(round(loss.window_mean, 3) as varchar)
+                    || ' against ' || cast(round(loss.baseline_mean, 3) as varchar) || ')'
+            else ' (no loss logged)'
+        end as phrase,
+        [
+            { 'key': 'reward_mean_slope', 'value': reward.window_slope },
+            { 'key': 'reward_mean_window_mean', 'value': reward.window_mean },
+            { 'key': 'reward_mean_baseline_mean', 'value': reward.baseline_mean },
+            { 'key': 'reward_mean_drop_z', 'value': reward.drop_z },
+            { 'key': 'loss_window_mean', 'value': loss.window_mean },
+            { 'key': 'loss_baseline_mean', 'value': loss.baseline_mean }
+        ] as measures
+    from (
+        {#- How far the window's mean sits below the baseline's, in standard
+            errors of the difference. #}
+        select
+            *,
+            (baseline_mean - window_mean)
+            / (baseline_std * sqrt(1.0 / window_points + 1.0 / baseline_points)) as drop_z
+        from stats
+        where metric = 'reward_mean' and baseline_std > 0
+    ) as reward
+    inner join judged_runs on reward.run_id = judged_runs.run_id
+    {#- Where a loss is logged it must not have risen (the analysis's "despite
+        low loss"); a run without one is judged on its reward alone. #}
+    left join stats as loss
+        on
+            reward.run_id = loss.run_id
+            and reward.step = loss.step
+            and loss.metric = 'loss'
+            and loss.window_points = {{ window }}
+            and loss.baseline_points >= {{ min_history }}
+    {#- A fall right after a gradient spike is a collapse, not a drift. #}
+    anti join grad_spikes
+        on
+            reward.run_id = grad_spikes.run_id
+            and grad_spikes.spike_step
+            between reward.window_first_step - {{ var('collapse_window') }} and reward.step
+    where
+        reward.window_points = {{ window }}
+        and reward.baseline_points >= {{ min_history }}
+        and reward.window_slope < -{{ var('plateau_slope_eps') }}
+        {#- Judged at every point, so beyond what noise gives a run this long. #}
+        and reward.drop_z > judged_runs.excursion_z
+        {#- ... and by more than a fall at the flat-slope limit loses over a window. #}
+        and reward.baseline_mean - reward.window_mean > (
+            {{ window }} * {{ var('plateau_slope_eps') }}
+        )
+        and (loss.step is null or loss.window_mean <= loss.baseline_mean)
+),
+
+final as (
+    select
+        signals.*,
+        judged_runs.run_parts
+    from signals
+    inner join judged_runs using (run_id)
+    union all by name
+    {#- one row per run judged, pattern null: how far it was judged #}
+    select
+        run_id,
+        run_parts
+    from judged_runs
+)
+
+select * from final

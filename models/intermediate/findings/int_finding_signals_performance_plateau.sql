@@ -1,0 +1,100 @@
+{# The rule performance_plateau: the reward (or Elo) stopped improving. Of
+   the points that start a flat stretch to the series' end
+   (int_finding_flat_stretches), the one where a hinge fits the series best
+   starts the episode; a flat stretch mostly at the run's top reward is
+   reward_saturation instead.
+
+   One row per signal (a flagged step) of the runs judged, and one per run
+   judged with a null pattern whose run_parts says how far it was judged
+   (macro changed_runs; see int_finding_runs). The thresholds are dbt vars,
+   described with the rule in fct_run_findings' documentation. #}
+with
+
+judged_runs as (
+    {{ changed_runs(ref('int_finding_runs'), ref('int_finding_runs')) }}
+),
+
+plateau_points as (
+    {#- (without the flat stretches' marks of how far runs were judged) #}
+    select flat_stretches.*
+    from (
+        {{ changed_runs(ref('int_finding_flat_stretches'), ref('int_finding_runs')) }}
+    ) as flat_stretches
+    where flat_stretches.metric is not null
+),
+
+signals as (
+    {#- One episode per series, from where the reward stopped improving to
+        the series' end. Of the points that start a flat stretch, the start
+        is the one where a line that rises up to it and stays level from it
+        on (a hinge) fits the whole series best (least squared error). The
+        first flat point is often too early: the stretch from it is flat
+        only on average. -#}
+    select
+        run_id,
+        case when is_saturated then 'reward_saturation' else 'performance_plateau' end as pattern,
+        case
+            when is_saturated then metric || '_at_max'
+            when metric = 'reward_mean' then 'reward_plateau'
+            else 'elo_plateau'
+        end as signal,
+        step as start_step,
+        last_step as step,
+        2 as severity_rank,
+        cast(flat_points as double) as strength,
+        case
+            when is_saturated
+                then
+                    metric || ' sat at its maximum ' || cast(round(series_max, 3) as varchar)
+                    || ' on ' || cast(cast(round(100 * rest_at_max) as bigint) as varchar)
+                    || '% of the points from step ' || step || ' to ' || last_step
+            else
+                metric || ' stopped improving at step ' || step || ': to step ' || last_step
+                || ' its trend was ' || cast(round(rest_slope, 6) + 0.0 as varchar)
+                || ' a step (mean ' || cast(round(rest_mean, 3) as varchar)
+                || '), at most ' || cast(round(gain_upper, 4) + 0.0 as varchar)
+                || ' gained by the end within {{ var('trend_z') }} standard errors'
+                || coalesce(
+                    ' (its pace before: ' || cast(round(pace_before, 6) + 0.0 as varchar)
+                    || ' a step)',
+                    ''
+                )
+        end
+        || ' (' || flat_points || ' flat starting points)' as phrase,
+        [
+            { 'key': metric || '_slope', 'value': rest_slope },
+            { 'key': metric || '_slope_se', 'value': rest_slope_se },
+            { 'key': metric || '_mean_after', 'value': rest_mean },
+            { 'key': metric || '_gain_upper', 'value': gain_upper },
+            { 'key': metric || '_spread', 'value': spread },
+            { 'key': metric || '_pace_before', 'value': pace_before },
+            { 'key': metric || '_share_at_max', 'value': rest_at_max },
+            { 'key': metric || '_flat_points', 'value': cast(flat_points as double) }
+        ] as measures
+    from (
+        select
+            *,
+            count(*) over (partition by run_id, metric, is_saturated) as flat_points
+        from plateau_points
+    ) as with_flat_points
+    qualify row_number() over (
+        partition by run_id, metric, is_saturated
+        order by hinge_error nulls last, step
+    ) = 1
+),
+
+final as (
+    select
+        signals.*,
+        judged_runs.run_parts
+    from signals
+    inner join judged_runs using (run_id)
+    union all by name
+    {#- one row per run judged, pattern null: how far it was judged #}
+    select
+        run_id,
+        run_parts
+    from judged_runs
+)
+
+select * from final

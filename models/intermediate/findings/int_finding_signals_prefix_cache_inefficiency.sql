@@ -1,0 +1,79 @@
+{# The rule prefix_cache_inefficiency: a low prefix-cache hit rate after the
+   warm-up steps, or no cache metric at all in a run of the trainer that
+   logs them (int_cache_stats).
+
+   One row per signal (a flagged step) of the runs judged, and one per run
+   judged with a null pattern whose run_parts says how far it was judged
+   (macro changed_runs; see int_finding_runs). The thresholds are dbt vars,
+   described with the rule in fct_run_findings' documentation. #}
+with
+
+judged_runs as (
+    {{ changed_runs(ref('int_finding_runs'), ref('int_finding_runs')) }}
+),
+
+stats as (
+    {{ changed_runs(ref('int_metric_scores'), ref('int_finding_runs')) }}
+),
+
+cache_stats as (
+    {{ changed_runs(ref('int_cache_stats'), ref('int_finding_runs')) }}
+),
+
+signals as (
+    select
+        stats.run_id,
+        'prefix_cache_inefficiency' as pattern,
+        'low_hit_rate' as signal,
+        stats.step as start_step,
+        stats.step,
+        2 as severity_rank,
+        -stats.value as strength,
+        'cache hit rate ' || cast(round(stats.value, 3) as varchar) || ' at step ' || stats.step
+        || ' after warm-up, below ' || '{{ var("cache_hit_low") }}'
+        || ' (run mean after warm-up '
+        || cast(round(cache_stats.hit_rate_after_warmup, 3) as varchar) || ')'
+            as phrase,
+        [
+            { 'key': 'hit_rate', 'value': stats.value },
+            { 'key': 'cache_hit_low', 'value': cast({{ var('cache_hit_low') }} as double) },
+            { 'key': 'hit_rate_after_warmup', 'value': cache_stats.hit_rate_after_warmup },
+            { 'key': 'avg_hit_rate', 'value': cache_stats.avg_hit_rate }
+        ] as measures
+    from stats
+    inner join cache_stats using (run_id)
+    where
+        stats.metric = 'cache_hit_rate'
+        and stats.step >= cache_stats.first_step + {{ var('cache_warmup_steps') }}
+        and stats.value < {{ var('cache_hit_low') }}
+    union all
+    select
+        run_id,
+        'prefix_cache_inefficiency' as pattern,
+        'cache_disabled' as signal,
+        first_step as start_step,
+        last_step as step,
+        1 as severity_rank,
+        cast(0 as double) as strength,
+        'no cache/* metric over steps ' || first_step || '-' || last_step
+        || ' of a run that logs the rollout families: prefix caching looks off' as phrase,
+        [{ 'key': 'cache_data_points', 'value': cast(0 as double) }] as measures
+    from cache_stats
+    where not cache_enabled
+),
+
+final as (
+    select
+        signals.*,
+        judged_runs.run_parts
+    from signals
+    inner join judged_runs using (run_id)
+    union all by name
+    {#- one row per run judged, pattern null: how far it was judged #}
+    select
+        run_id,
+        run_parts
+    from judged_runs
+)
+
+select * from final

@@ -1,0 +1,121 @@
+{# The rule training_instability: loss or gradient-norm spikes, swings of
+   the reward and sudden drops of the extraction rate (excursions against
+   the series' own noise, which int_finding_judgements judges together), and
+   non-finite values of the metrics that diverge.
+
+   One row per signal (a flagged step) of the runs judged, and one per run
+   judged with a null pattern whose run_parts says how far it was judged
+   (macro changed_runs; see int_finding_runs). The thresholds are dbt vars,
+   described with the rule in fct_run_findings' documentation. #}
+{%- set spike_z = var('spike_z') -%}
+with
+
+judged_runs as (
+    {{ changed_runs(ref('int_finding_runs'), ref('int_finding_runs')) }}
+),
+
+stats as (
+    {{ changed_runs(ref('int_metric_scores'), ref('int_finding_runs')) }}
+),
+
+history as (
+    {{ changed_runs(ref('int_metric_history'), ref('int_finding_runs')) }}
+),
+
+instability_spikes as (
+    {# Loss or gradient-norm spikes, swings of the reward, sudden drops of
+       the extraction rate: excursions, judged together in
+       int_finding_judgements. #}
+    select
+        run_id,
+        'training_instability' as pattern,
+        case metric
+            when 'loss' then 'loss_spike'
+            when 'grad_norm' then 'grad_norm_spike'
+            when 'reward_mean_change' then 'reward_swing'
+            else 'extraction_drop'
+        end as signal,
+        step as start_step,
+        step,
+        1 as severity_rank,
+        abs(z) as strength,
+        case metric
+            when 'reward_mean_change'
+                then
+                    'reward_mean moved by ' || cast(round(value, 3) as varchar)
+                    || ' at step ' || step
+                    || ', z ' || cast(round(z, 1) as varchar) || ' against its step-to-step changes'
+            when 'extraction_rate'
+                then
+                    'extraction_rate fell to ' || cast(round(value, 3) as varchar)
+                    || ' at step ' || step
+                    || ', z ' || cast(round(z, 1) as varchar) || ' below its trailing median '
+                    || cast(round(trailing_median, 3) as varchar)
+            else
+                metric || ' reached ' || cast(round(value, 3) as varchar) || ' at step ' || step
+                || ', z ' || cast(round(z, 1) as varchar) || ' above its trailing median '
+                || cast(round(trailing_median, 3) as varchar)
+        end as phrase,
+        [
+            { 'key': metric, 'value': value },
+            { 'key': metric || '_z', 'value': z },
+            { 'key': metric || '_trailing_median', 'value': trailing_median }
+        ] as measures
+    from (
+        select
+            *,
+            lag(z) over (partition by run_id, metric order by n) as previous_z
+        from stats
+    ) as with_previous_z
+    where
+        (metric in ('loss', 'grad_norm') and z > {{ spike_z }})
+        or (
+            metric = 'reward_mean_change' and abs(z) > {{ spike_z }}
+            {# One odd batch moves the reward away and back: the way back is
+               the same excursion. #}
+            and not coalesce(abs(previous_z) > {{ spike_z }} and sign(previous_z) != sign(z), false)
+        )
+        or (metric = 'extraction_rate' and z < -{{ spike_z }})
+),
+
+instability_non_finite as (
+    {# A NaN or infinite loss, gradient norm, reward, KL or entropy: the run
+       diverged (or its logging broke) there. #}
+    select
+        run_id,
+        'training_instability' as pattern,
+        canonical_metric || '_non_finite' as signal,
+        step as start_step,
+        step,
+        3 as severity_rank,
+        cast(1e9 as double) as strength,
+        canonical_metric || ' was ' || cast(value as varchar) || ' at step ' || step as phrase,
+        [{ 'key': canonical_metric || '_non_finite_step', 'value': cast(step as double) }]
+            as measures
+    from history
+    where
+        canonical_metric in ('loss', 'grad_norm', 'reward_mean', 'kl', 'entropy')
+        and not isfinite(value)
+),
+
+signals as (
+    select * from instability_spikes
+    union all
+    select * from instability_non_finite
+),
+
+final as (
+    select
+        signals.*,
+        judged_runs.run_parts
+    from signals
+    inner join judged_runs using (run_id)
+    union all by name
+    {#- one row per run judged, pattern null: how far it was judged #}
+    select
+        run_id,
+        run_parts
+    from judged_runs
+)
+
+select * from final
