@@ -65,6 +65,52 @@ aggregated as (
     group by 1, 2, 3
 ),
 
+{# GRPO's groups: the trainer's (group_id) where the rollouts name one,
+   else the prompt's samples at the iteration. A prompt may be several
+   groups at one step (verl's multi-output sessions, prime-rl's groups
+   across step files); each is zero-variance or not on its own. #}
+trainer_groups as (
+    select
+        run_id,
+        iteration,
+        prompt_hash,
+        coalesce(group_id, '') as group_key,
+        min(score) = max(score) as is_zero_variance,
+        min(score) >= {{ var('pass_threshold') }} as is_solved
+    from rollouts
+    group by 1, 2, 3, 4
+),
+
+group_counts as (
+    select
+        run_id,
+        iteration,
+        prompt_hash,
+        count(*) as n_groups,
+        count(*) filter (where is_zero_variance) as n_zero_variance_groups,
+        count(*) filter (where is_zero_variance and is_solved)
+            as n_zero_variance_groups_solved,
+        count(*) filter (where is_zero_variance and not is_solved)
+            as n_zero_variance_groups_failed
+    from trainer_groups
+    group by 1, 2, 3
+),
+
+with_groups as (
+    select
+        aggregated.*,
+        group_counts.n_groups,
+        group_counts.n_zero_variance_groups,
+        group_counts.n_zero_variance_groups_solved,
+        group_counts.n_zero_variance_groups_failed
+    from aggregated
+    inner join group_counts
+        on
+            aggregated.run_id = group_counts.run_id
+            and aggregated.iteration = group_counts.iteration
+            and aggregated.prompt_hash = group_counts.prompt_hash
+),
+
 final as (
     select
         ---------- ids
@@ -100,6 +146,10 @@ final as (
         mean_at_10,
         mean_at_20,
         mean_response_chars,
+        n_groups,
+        n_zero_variance_groups,
+        n_zero_variance_groups_solved,
+        n_zero_variance_groups_failed,
 
         ---------- booleans
         min_score = max_score as is_zero_variance,
@@ -107,7 +157,7 @@ final as (
         ---------- timestamps
         ingested_through
 
-    from aggregated
+    from with_groups
 )
 
 select * from final

@@ -14,6 +14,7 @@ stg_rollouts as (
         iteration,
         prompt_hash,
         sample_idx,
+        group_id,
         score,
         v_i,
         s_i,
@@ -36,6 +37,9 @@ scored as (
         iteration,
         prompt_hash,
         sample_idx,
+        {# the trainer's group (verl's uid group, prime-rl's group id, the
+           agentic trainer's group), when the source names one #}
+        group_id,
 
         ---------- strings
         reward_case,

@@ -17,8 +17,10 @@ fct_prompt_iteration as (
         strict_success_rate,
         pass_rate,
         mean_response_chars,
-        is_zero_variance,
-        zero_variance_outcome,
+        n_groups,
+        n_zero_variance_groups,
+        n_zero_variance_groups_solved,
+        n_zero_variance_groups_failed,
         ingested_through
     from ({{
         changed_rows(ref('fct_prompt_iteration'), upstream_time='ingested_through')
@@ -46,14 +48,14 @@ aggregated as (
         {{ exact_float(
             'sum(mean_response_chars * n_samples) / sum(n_samples)'
         ) }} as mean_response_chars,
-        count(*) filter (where is_zero_variance) as n_zero_variance,
-        count(*) filter (where zero_variance_outcome = 'all_solved')
+        {# the trainer's groups (a prompt's samples where none is named) #}
+        cast(sum(n_groups) as bigint) as n_groups,
+        cast(sum(n_zero_variance_groups) as bigint) as n_zero_variance,
+        cast(sum(n_zero_variance_groups_solved) as bigint)
             as n_zero_variance_solved,
-        count(*) filter (where zero_variance_outcome = 'all_failed')
+        cast(sum(n_zero_variance_groups_failed) as bigint)
             as n_zero_variance_failed,
-        {{ exact_float(
-            'avg(case when is_zero_variance then 1.0 else 0.0 end)'
-        ) }} as zero_variance_share,
+        sum(n_zero_variance_groups) / sum(n_groups) as zero_variance_share,
 
         ---------- timestamps
         max(ingested_through) as ingested_through

@@ -32,6 +32,10 @@ int_prompt_iteration as (
         mean_at_10,
         mean_at_20,
         mean_response_chars,
+        n_groups,
+        n_zero_variance_groups,
+        n_zero_variance_groups_solved,
+        n_zero_variance_groups_failed,
         is_zero_variance,
         ingested_through
     from {{ ref('int_prompt_iteration').include(database=false) }}
