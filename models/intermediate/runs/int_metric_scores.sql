@@ -138,8 +138,8 @@ baselines as (
         run_id,
         metric,
         n,
-        avg(value) over baseline as baseline_mean,
-        stddev_samp(value) over baseline as baseline_std,
+        {{ exact_float('avg(value) over baseline') }} as baseline_mean,
+        {{ exact_float('stddev_samp(value) over baseline') }} as baseline_std,
         count(*) over baseline as baseline_points
     from numbered
     window baseline as (
