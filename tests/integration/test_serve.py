@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -390,3 +391,35 @@ def test_every_dashboard_tab_draws_its_registry_charts(demo: dict[str, Path]) ->
         assert "demo-agent" in page.locator("section[data-live='compare-text'] pre").inner_text()
         page.wait_for_timeout(800)
         assert errors == [] and dialogs == [], errors
+
+
+def test_prompt_chart_holds_strict_accuracy_to_0_1(demo: dict[str, Path]) -> None:
+    with duckdb.connect(str(demo["warehouse"]), read_only=True) as con:
+        found = con.execute(
+            "select prompt_hash from fct_prompt_iteration where run_id = 'demo' "
+            "and strict_success_rate is not null order by 1 limit 1"
+        ).fetchone()
+    assert found is not None
+    with (
+        _server(demo["lake"], demo["warehouse"], demo["root"] / "i.log") as (base, _),
+        _browser() as browser,
+    ):
+        status, body = _get(f"{base}/runs/demo/prompts/{found[0]}")
+        assert status == 200
+        figure = json.loads(
+            re.findall(r'<script type="application/json" class="figure">(.*?)</script>', body)[0]
+        )
+        axis = figure["layout"]["yaxis2"]
+        assert (axis["range"], axis["autorange"], axis["fixedrange"]) == ([0, 1], False, True)
+        page, errors, _dialogs = _open(browser, base)
+        page.goto(f"{base}/runs/demo/prompts/{found[0]}", wait_until="load")
+        page.wait_for_selector(".plot .main-svg")
+        # Plotly's autoscale button rescales every axis it may: not this one
+        page.hover(".plot .nsewdrag")
+        page.click(".modebar-btn[data-title='Autoscale']")
+        ranges = page.evaluate(
+            "(() => { const l = document.querySelector('.plot')._fullLayout;"
+            " return [l.yaxis2.range, l.yaxis2.autorange]; })()"
+        )
+        assert ranges == [[0, 1], False]
+        assert errors == []
