@@ -5,8 +5,10 @@ by uvicorn (``run.py``); no HTTP is parsed here. Every route only reads.
 URL parts are parameters (bound in SQL, matched against known names),
 never SQL text or paths; an unknown run or prompt is a 404 page with one
 line and a link home. Every page is rendered by Jinja with autoescaping
-(prompts and responses are arbitrary model text and show as text), and is
-served with a Content-Security-Policy that runs only obs's own scripts.
+(prompts and responses are arbitrary model text and show as text: control
+characters and bidirectional controls as visible marks, so none reorders or
+hides what is around it), and is served with a Content-Security-Policy that
+runs only obs's own scripts.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import contextlib
 import functools
 import hashlib
 import json
+import re
 import time
 import unicodedata
 from collections.abc import AsyncIterator, Callable
@@ -23,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
-from markupsafe import Markup
+from markupsafe import Markup, escape
 from obs.core.lake_layout import TIME_FOLDER, parse_time, run_folder
 from obs.reports.page import embed
 from obs.serve import dashboards, pages
@@ -51,13 +54,34 @@ STATIC_TYPES = {".js": "text/javascript", ".css": "text/css"}
 CONTROL_PICTURES = {c: chr(0x2400 + c) for c in range(32) if chr(c) not in "\n\t"} | {
     0x7F: "\u2421"
 }
+# Shown as a mark (⟨U+202E⟩) instead of applied: the bidirectional controls (marks,
+# embeddings, overrides, isolates), which would reorder the text around them, and
+# the C1 control characters, which have no picture.
+MARKED = re.compile("[\u0080-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
-def shown(text: object) -> str:
-    """Model text made safe to lay out: control characters as visible pictures (the
-    template escapes the rest)."""
+def _mark(character: str) -> str:
+    return f"\u27e8U+{ord(character):04X}\u27e9"
+
+
+def shown(text: object) -> Markup:
+    """Model text made safe to lay out, escaped: control characters as visible pictures,
+    bidirectional controls and C1 controls as a marked ⟨U+202E⟩ label."""
     value = "" if text is None else str(text)
-    return value.translate(CONTROL_PICTURES)
+    escaped = str(escape(value.translate(CONTROL_PICTURES)))
+
+    def badge(match: re.Match[str]) -> str:
+        name = unicodedata.name(match.group(), "control character")
+        return f'<span class="ctl" title="{name.lower()}">{_mark(match.group())}</span>'
+
+    return Markup(MARKED.sub(badge, escaped))
+
+
+def shown_plain(text: object) -> str:
+    """As ``shown``, for places that hold only text (an option of a list): the marks as
+    plain text."""
+    value = "" if text is None else str(text)
+    return MARKED.sub(lambda match: _mark(match.group()), value.translate(CONTROL_PICTURES))
 
 
 def _count(value: object) -> str:
@@ -81,12 +105,10 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["shown"] = shown
+    env.filters["shown_plain"] = shown_plain
     env.filters["count"] = _count
     env.filters["number"] = _number
     env.filters["figure"] = _figure
-    env.globals["is_rtl"] = lambda text: any(
-        unicodedata.bidirectional(c) in {"R", "AL"} for c in str(text)[:200]
-    )
     return env
 
 

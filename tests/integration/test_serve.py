@@ -40,8 +40,29 @@ CHROMIUM_ARGS = [
 ]
 HOSTILE = (
     "<script>alert(1)</script> and <img src=x onerror=alert(1)> "
-    '</textarea><a href="javascript:alert(2)">link</a> \u202eevil\u202c \x07bell'
+    '</textarea><a href="javascript:alert(2)">link</a> \u202eevil\u202c \x07bell abc\u202edef'
 )
+# Where each character of "abc", then "def", sits (line, then left edge): in reading order
+# unless something reorders them (a right-to-left override applied reverses what follows).
+EDGES = """selector => {
+  const block = document.querySelector(selector);
+  const walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT);
+  const edges = {};
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const word of ["abc", "def"]) {
+      const at = node.data.lastIndexOf(word);
+      if (at < 0 || word in edges) { continue; }
+      edges[word] = [0, 1, 2].map(i => {
+        const range = document.createRange();
+        range.setStart(node, at + i);
+        range.setEnd(node, at + i + 1);
+        const box = range.getBoundingClientRect();
+        return [Math.round(box.top), box.left];
+      });
+    }
+  }
+  return edges;
+}"""
 
 
 def _rollout(prompt: str, response: str, score: float, step: int) -> str:
@@ -189,6 +210,15 @@ def test_every_page_draws_and_model_text_shows_as_text(built: dict[str, Path]) -
         assert "\u2407bell" in shown  # the bell as its visible picture
         assert page.locator("pre.response").count() == 3
         assert "</textarea><a href=" in page.locator("pre.response").first.inner_text()
+        # Bidirectional controls show as a mark and reorder nothing: the text after an
+        # override still reads left to right, in the prompt and in the responses.
+        for block in ("pre.prompt", "pre.response"):
+            text = page.locator(block).first.inner_text()
+            assert "abc\u27e8U+202E\u27e9def" in text and "\u202e" not in text, text
+            assert page.locator(f"{block} span.ctl", has_text="U+202E").count() >= 2
+            edges = page.evaluate(EDGES, block)
+            lefts = edges["abc"] + edges["def"]
+            assert lefts == sorted(lefts), (block, edges)
         assert page.locator("main img, main a[href^='javascript']").count() == 0
         page.wait_for_timeout(1200)  # a poll or two of the live script
         assert dialogs == [] and errors == [], (dialogs, errors)
