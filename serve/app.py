@@ -28,6 +28,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
 from obs.core.lake_layout import TIME_FOLDER, parse_time, run_folder
+from obs.reports import page as report_page
 from obs.reports.page import embed
 from obs.serve import dashboards, pages
 from obs.serve.access import Access
@@ -109,6 +110,9 @@ def environment() -> Environment:
     env.filters["count"] = _count
     env.filters["number"] = _number
     env.filters["figure"] = _figure
+    # The static dashboards' Plotly template, as they embed it: live.js applies it to
+    # every figure (the figures leave it out, see obs.reports.page.embed).
+    env.globals["plotly_theme"] = report_page.environment().globals["plotly_theme"]
     return env
 
 

@@ -17,12 +17,23 @@
   var last = "";
   var landedAt = null;
   var offset = 0;
+  var theme = null;
+
+  // The static dashboards' Plotly template, given once in the page (#obs-theme).
+  function themed(figure) {
+    if (theme === null) {
+      var block = document.getElementById("obs-theme");
+      theme = block ? JSON.parse(block.textContent) : false;
+    }
+    if (theme && !figure.layout.template) { figure.layout.template = theme; }
+    return figure;
+  }
 
   function draw(block) {
     var holder = block.querySelector(".plot");
     var source = block.querySelector("script.figure");
     if (!holder || !source || !window.Plotly) { return; }
-    var figure = JSON.parse(source.textContent);
+    var figure = themed(JSON.parse(source.textContent));
     var config = { responsive: true, displaylogo: false };
     if (holder.dataset.drawn) {
       window.Plotly.react(holder, figure.data, figure.layout, config);

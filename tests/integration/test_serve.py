@@ -423,6 +423,53 @@ def test_every_dashboard_tab_draws_its_registry_charts(demo: dict[str, Path]) ->
         assert errors == [] and dialogs == [], errors
 
 
+def _layout(page: Any, selector: str) -> dict[str, Any]:
+    """The look Plotly drew a chart with: fonts, colours, gridlines."""
+    return dict(
+        page.evaluate(
+            """selector => {
+              const layout = document.querySelector(selector)._fullLayout;
+              return {
+                font: [layout.font.family, layout.font.color, layout.font.size],
+                title: [layout.title.font.family, layout.title.font.color],
+                backgrounds: [layout.paper_bgcolor, layout.plot_bgcolor],
+                colorway: layout.colorway,
+                x: [layout.xaxis.gridcolor, layout.xaxis.linecolor, layout.xaxis.tickfont.color],
+                y: [layout.yaxis.gridcolor, layout.yaxis.zerolinecolor],
+                hover: layout.hovermode,
+              };
+            }""",
+            selector,
+        )
+    )
+
+
+def test_served_figures_wear_the_static_dashboards_theme(demo: dict[str, Path]) -> None:
+    import plotly.io as pio
+    from obs.reports.figures.base import THEME
+
+    theme = pio.templates[THEME].layout
+    with (
+        _server(demo["lake"], demo["warehouse"], demo["root"] / "f.log") as (base, _),
+        _browser() as browser,
+    ):
+        static = browser.new_page()
+        static.goto((demo["root"] / "out" / "dashboard.html").as_uri(), wait_until="load")
+        static.click("nav.tabs button[data-target='section-1']")  # drawn when shown
+        static.wait_for_selector("#sample_efficiency__demo .main-svg")
+        expected = _layout(static, "#sample_efficiency__demo")
+        page, errors, _dialogs = _open(browser, base)
+        page.goto(f"{base}/runs/demo?tab=curriculum-data-selection", wait_until="load")
+        served = "[data-live='chart:sample_efficiency'] .plot"
+        page.wait_for_selector(f"{served} .main-svg")
+        assert _layout(page, served) == expected
+        # ... and that look is the theme's, not Plotly's own defaults
+        assert expected["font"][1] == theme.font.color
+        assert expected["colorway"] == list(theme.colorway)
+        assert expected["x"][0] == theme.xaxis.gridcolor
+        assert errors == []
+
+
 def test_prompt_chart_holds_strict_accuracy_to_0_1(demo: dict[str, Path]) -> None:
     with duckdb.connect(str(demo["warehouse"]), read_only=True) as con:
         found = con.execute(
