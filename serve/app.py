@@ -118,8 +118,9 @@ def environment() -> Environment:
 
 def _figure(figure: Any) -> Markup:
     """A chart's block: its figure JSON (never run as script) and a hash of it, so a
-    live page redraws it only when it changed."""
-    content = embed(figure)
+    live page redraws it only when it changed. ``figure``: a figure, or its JSON
+    as ``embed`` wrote it."""
+    content = figure if isinstance(figure, Markup) else embed(figure)
     digest = hashlib.sha1(str(content).encode()).hexdigest()[:16]
     return Markup(
         f'<div class="plot" data-figure-hash="{digest}"></div>'
@@ -181,11 +182,15 @@ class Server:
     def _board(self, request: Request, kind: str) -> Response:
         run_id = request.path_params["run"]
         wanted = request.query_params.get("tab")
-        draw_board = {
-            "training": dashboards.training,
-            "rewards": dashboards.rewards,
-            "agent": dashboards.agent,
-        }[kind]
+        page = _int_param(request, "page") or 1  # of the reward page's raw data table
+        group = request.query_params.get("group")  # the agent page's group heatmap
+
+        def draw_board(con: Any, found: dict[str, Any], wanted: str | None) -> dashboards.Board:
+            if kind == "rewards":
+                return dashboards.rewards(con, found, wanted, page=page)
+            if kind == "agent":
+                return dashboards.agent(con, found, wanted, group=group)
+            return dashboards.training(con, found, wanted)
 
         def draw(con: Any) -> Response:
             found = pages.run(con, run_id)

@@ -117,6 +117,17 @@
       .finally(function () { window.setTimeout(poll, POLL_MS); });
   }
 
+  // The group selector (and any select[data-pick]): the page's URL takes the pick and
+  // the blocks it changes are fetched again, as on new data.
+  document.addEventListener("change", function (event) {
+    var select = event.target;
+    if (!(select instanceof HTMLSelectElement) || !select.hasAttribute("data-pick")) { return; }
+    var url = new URL(window.location.href);
+    new FormData(select.form).forEach(function (value, key) { url.searchParams.set(key, value); });
+    window.history.replaceState(null, "", url.toString());
+    refresh();
+  });
+
   window.addEventListener("load", function () {
     drawAll();
     poll();

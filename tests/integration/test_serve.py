@@ -470,6 +470,103 @@ def test_served_figures_wear_the_static_dashboards_theme(demo: dict[str, Path]) 
         assert errors == []
 
 
+def test_reward_page_serves_the_static_pages_tables(demo: dict[str, Path]) -> None:
+    """The reward page's tiles, advice lists and raw data table: the static page's."""
+    from obs.reports.reward_dashboard import RAW_PAGE
+
+    def words(texts: list[str]) -> list[str]:
+        return [" ".join(text.split()) for text in texts]
+
+    with (
+        _server(demo["lake"], demo["warehouse"], demo["root"] / "g.log") as (base, _),
+        _browser() as browser,
+    ):
+        static = browser.new_page()
+        static.goto((demo["root"] / "out" / "dashboard.html").as_uri(), wait_until="load")
+        run = static.locator("div.run-block[data-run='demo']")
+        tiles = run.locator("section[data-block='summary'] .kpi")
+        static_tiles = [
+            (
+                tiles.nth(i).locator(".label").text_content(),
+                tiles.nth(i).locator(".value").text_content(),
+            )
+            for i in range(tiles.count())
+        ]
+        advice = words(run.locator("section[data-block='advice'] dd").all_text_contents())
+        raw = json.loads(str(static.locator("#raw_data__demo-rows").text_content()))
+        columns = run.locator("section[data-block='raw_data'] th").all_text_contents()
+        assert static_tiles and advice and raw
+
+        page, errors, _dialogs = _open(browser, base)
+        page.goto(f"{base}/runs/demo/rewards", wait_until="load")
+        served = page.locator("section.block dl.kpis > div")
+        assert [
+            (served.nth(i).locator("dt").text_content(), served.nth(i).locator("dd").text_content())
+            for i in range(served.count())
+        ] == static_tiles
+        page.goto(f"{base}/runs/demo/rewards?tab=reward-quality", wait_until="load")
+        assert words(page.locator("section[data-live='advice'] dd").all_text_contents()) == advice
+        page.goto(f"{base}/runs/demo/rewards?tab=raw-data", wait_until="load")
+        assert page.locator("table.raw th").all_text_contents() == columns
+        rows = page.locator("table.raw tbody tr")
+        assert [rows.nth(i).locator("td").all_text_contents() for i in range(rows.count())] == (
+            raw[:RAW_PAGE]
+        )
+        assert f"page 1 of 1 ({len(raw)} rows)" in page.locator("nav.pager").inner_text()
+        assert page.locator("p.note").count() == 0  # no "see the static page" note any more
+        assert errors == []
+
+
+def _box(page: Any, selector: str) -> dict[str, float]:
+    box = page.locator(selector).first.bounding_box()
+    assert box is not None, selector
+    return dict(box)
+
+
+def test_agent_page_has_the_static_pages_group_selector(demo: dict[str, Path]) -> None:
+    """The group heatmap's selector: the static page's entries; a pick redraws the chart
+    without a reload; neither it nor the turn chart's "show:" menu covers a heatmap."""
+    with (
+        _server(demo["lake"], demo["warehouse"], demo["root"] / "h.log") as (base, _),
+        _browser() as browser,
+    ):
+        static = browser.new_page()
+        static.goto((demo["root"] / "out" / "agent_demo-agent.html").as_uri(), wait_until="load")
+        entries = static.locator("select.agent-groups option").all_text_contents()
+        assert len(entries) > 4
+
+        page, errors, _dialogs = _open(browser, base)
+        page.goto(f"{base}/runs/demo-agent/agent?tab=turn-advantages", wait_until="load")
+        group = "[data-live='chart:agent_advantage_group']"
+        means = "[data-live='chart:agent_turn_means']"
+        page.wait_for_selector(f"{group} .main-svg")
+        page.wait_for_selector(f"{means} .updatemenu-container")
+        assert page.locator("select[data-pick] option").all_text_contents() == entries
+        # nothing over a heatmap's cells: the selector sits above the group's chart, the
+        # "show:" menu above the turn chart's top row
+        assert (
+            _box(page, "select[data-pick]")["y"] + _box(page, "select[data-pick]")["height"]
+            <= _box(page, f"{group} .nsewdrag")["y"]
+        )
+        menu = _box(page, f"{means} .updatemenu-header")
+        assert menu["y"] + menu["height"] <= _box(page, f"{means} .nsewdrag")["y"] + 0.5
+
+        page.evaluate("window.__not_reloaded = true")
+        picked = page.locator("select[data-pick] option").nth(3)
+        value = str(picked.get_attribute("value"))
+        page.select_option("select[data-pick]", value=value)
+        group_id = value.split("/", 1)[1]
+        _until(
+            lambda: f"group {group_id}" in (page.locator(f"{group} .gtitle").text_content() or ""),
+            30,
+            "the picked group drawn",
+        )
+        assert "group=" in page.url
+        assert page.locator("select[data-pick]").input_value() == value
+        assert page.evaluate("window.__not_reloaded") is True
+        assert errors == []
+
+
 def test_prompt_chart_holds_strict_accuracy_to_0_1(demo: dict[str, Path]) -> None:
     with duckdb.connect(str(demo["warehouse"]), read_only=True) as con:
         found = con.execute(
