@@ -276,7 +276,7 @@ def test_following_a_run_shows_a_new_iteration_without_a_reload(tmp_path: Path) 
     _write_iteration(dumps, 0, PROMPTS[:2])
     log = tmp_path / "serve.log"
     with (
-        _server(lake, warehouse, log, str(dumps), "--run", "live", "--every", "30") as (
+        _server(lake, warehouse, log, str(dumps), "--run", "live", "--every", "0.3") as (
             base,
             process,
         ),
@@ -287,18 +287,41 @@ def test_following_a_run_shows_a_new_iteration_without_a_reload(tmp_path: Path) 
             assert time.monotonic() < deadline, log.read_text()
             time.sleep(0.2)
         page, errors, _dialogs = _open(browser, base)
+        asked: list[str] = []
+        page.on("request", lambda r: asked.append(r.url.removeprefix(base)))
         page.goto(f"{base}/runs/live")
         page.evaluate("window.__not_reloaded = true")
         _until(lambda: "iteration 0 landed" in _status(page), 10, "iteration 0 in the header")
-        _write_iteration(dumps, 1, PROMPTS[:2])
+        shown = page.evaluate("document.documentElement.dataset.liveShown")
+        rounds = log.read_text().count(" round ")
+        _until(
+            lambda: log.read_text().count(" round ") >= rounds + 3, 30, "rounds with nothing new"
+        )
+        _write_iteration(tmp_path / "aside", 1, PROMPTS[:2])  # then in at once, whole
+        (tmp_path / "aside" / "1.jsonl").rename(dumps / "1.jsonl")
         seconds = _until(lambda: "iteration 1 landed" in _status(page), 30, "iteration 1")
+        # ... and its blocks fetched again, once the round published a new version
+        _until(
+            lambda: page.evaluate("document.documentElement.dataset.liveShown") != shown,
+            10,
+            "the blocks of the new version",
+        )
         assert page.evaluate("window.__not_reloaded") is True
         assert errors == []
         assert seconds < 15, seconds
+        # the page heard of the round on its event stream, without polling
+        assert "/api/events?run=live" in asked, asked
+        assert not [url for url in asked if url.startswith("/api/version")], asked
+        # the page fetched itself once for the round that landed iteration 1, never for
+        # the rounds that found nothing new
+        assert asked.count("/runs/live") == 2, asked
+        # a stop with the page (and its event stream) open: the stream ends at once, so
+        # uvicorn never has to cancel it when its grace period runs out
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=120) == 0
     output = log.read_text()
-    assert "round 2: +6 rows from 1 file(s); live: 2 iterations (0-1)" in output, output
+    assert re.search(r"round \d+: \+6 rows from 1 file\(s\); live: 2 iterations \(0-1\)", output)
+    assert "timeout graceful shutdown exceeded" not in output, output
     assert lake_query(lake, "rollouts", "select count(*) from t") == [(12,)]
 
 
@@ -421,6 +444,46 @@ def test_every_dashboard_tab_draws_its_registry_charts(demo: dict[str, Path]) ->
         assert "demo-agent" in page.locator("section[data-live='compare-text'] pre").inner_text()
         page.wait_for_timeout(800)
         assert errors == [] and dialogs == [], errors
+
+
+def test_an_event_stream_ends_with_its_page_and_with_the_server(built: dict[str, Path]) -> None:
+    """A closed page leaves no task behind; a stopping server ends the open streams."""
+    import threading
+
+    import uvicorn
+    from obs.serve.access import Access
+    from obs.serve.app import create_app
+
+    app = create_app(Access(built["warehouse"], built["lake"]))
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        _until(lambda: server.started, 30, "the server up")
+        streams = []
+        for _ in range(3):
+            stream = socket.create_connection(("127.0.0.1", port), timeout=30)
+            stream.sendall(b"GET /api/events?run=grpo-1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            streams.append(stream)
+        for stream in streams:
+            heard = b""
+            while b"\ndata: " not in heard:
+                heard += stream.recv(4096)
+            assert b"content-type: text/event-stream" in heard.lower(), heard
+            assert b'"version": ' in heard and b'"last": "iteration ' in heard, heard
+        # uvicorn's own count of the requests under way: one task per open stream
+        assert len(server.server_state.tasks) == 3
+        for stream in streams[:2]:
+            stream.close()
+        _until(lambda: len(server.server_state.tasks) == 1, 10, "the closed pages' streams ended")
+        app.state.server.close()  # what the first Ctrl-C or SIGTERM does
+        _until(lambda: len(server.server_state.tasks) == 0, 10, "the open stream ended")
+        streams[2].close()
+    finally:
+        server.should_exit = True
+        thread.join(timeout=60)
+    assert not thread.is_alive()
 
 
 def _layout(page: Any, selector: str) -> dict[str, Any]:
