@@ -119,7 +119,16 @@ def _trajectory(iterations: list[dict[str, Any]]) -> go.Figure:
         title="Score and strict accuracy by iteration",
         xaxis={"title": "iteration"},
         yaxis={"title": "score"},
-        yaxis2={"title": "strict accuracy", "overlaying": "y", "side": "right", "range": [0, 1]},
+        # a share: always 0 to 1, whatever the points (zoom and autoscale leave it)
+        yaxis2={
+            "title": "strict accuracy",
+            "overlaying": "y",
+            "side": "right",
+            "range": [0, 1],
+            "autorange": False,
+            "fixedrange": True,
+            "showgrid": False,
+        },
         legend={"orientation": "h"},
         margin={"t": 50, "l": 50, "r": 50, "b": 40},
         height=320,
