@@ -17,9 +17,11 @@ from obs.reports.figures.base import (
     WHITE_TO_BLUE,
     empty,
     floats,
+    iteration_axis,
     layout,
     plain_text,
     titled,
+    whole_ticks,
 )
 
 # DIVERGING: red below 0 (penalised), blue above (rewarded).
@@ -101,8 +103,8 @@ def _step_axis(figure: go.Figure, title: str, steps: np.ndarray) -> None:
         # room for half a bar beyond the first and the last step
         gaps = np.diff(ticks)
         pad = 0.6 * float(gaps.min()) if len(gaps) else 1.5
-        figure.update_xaxes(tickmode="array", tickvals=ticks, range=[low - pad, high + pad])
-    figure.update_xaxes(title_text=title)
+        figure.update_xaxes(range=[low - pad, high + pad])
+    figure.update_xaxes(title_text=title, **whole_ticks(ticks))
     figure.update_layout(
         hovermode="x unified",
         legend={"orientation": "h", "x": 0, "y": -0.2, "yanchor": "top", "traceorder": "normal"},
@@ -551,8 +553,8 @@ def agent_turn_means(frame: pd.DataFrame, *, title: str) -> go.Figure:
         ],
         plot_bgcolor=NOT_REACHED,
     )
-    figure.update_xaxes(title_text="iteration (training step)", showgrid=False, zeroline=False)
-    figure.update_yaxes(title_text="turn", dtick=1 if len(turns) <= 30 else None, showgrid=False)
+    iteration_axis(figure, np.array(iterations), "iteration (training step)")
+    figure.update_yaxes(title_text="turn", **whole_ticks(turns, each=30), showgrid=False)
     if given:
         note = "advantages as the source gave them; grey: no rollout reached the turn"
     else:
@@ -592,8 +594,8 @@ def agent_turn_active(frame: pd.DataFrame, *, title: str) -> go.Figure:
         )
     )
     figure.update_layout(plot_bgcolor=NOT_REACHED)
-    figure.update_xaxes(title_text="iteration (training step)", showgrid=False, zeroline=False)
-    figure.update_yaxes(title_text="turn", dtick=1 if len(turns) <= 30 else None, showgrid=False)
+    iteration_axis(figure, frame["iteration"].unique(), "iteration (training step)")
+    figure.update_yaxes(title_text="turn", **whole_ticks(turns, each=30), showgrid=False)
     note = "share of the iteration's rollouts (with turn data) that reached the turn"
     figure = layout(figure, title, note, height=max(420, min(800, 240 + 34 * len(turns))))
     figure.update_layout(margin={"t": 125})

@@ -20,6 +20,7 @@ from obs.reports.figures.base import (
     iteration_axis,
     layout,
     plain_text,
+    step_axis,
 )
 from plotly.subplots import make_subplots
 
@@ -266,9 +267,8 @@ def reward_signal_overview(frame: pd.DataFrame, *, title: str) -> go.Figure:
         row=2,
         col=2,
     )
-    figure.update_xaxes(title_text="step", row=1, col=1)
-    figure.update_xaxes(title_text="step", row=2, col=1)
-    figure.update_xaxes(title_text="step", row=2, col=2)
+    for row, col in ((1, 1), (2, 1), (2, 2)):
+        step_axis(figure, x, row=row, col=col)
     figure.update_yaxes(title_text="reward", row=1, col=1)
     figure.update_yaxes(title_text="mean reward of a step", row=1, col=2)
     figure.update_yaxes(title_text="|mean| / std", row=2, col=1)
@@ -305,7 +305,7 @@ def reward_functions_over_time(
                 "std %{customdata:.3f}<extra></extra>",
             )
         )
-    figure.update_xaxes(title_text="step")
+    step_axis(figure, floats(frame, "step"))
     figure.update_yaxes(title_text="mean reward of the function")
     functions = frame["reward_function"].nunique()
     return layout(figure, title, f"{functions} reward functions", height=480)
@@ -397,7 +397,7 @@ def training_dynamics(frame: pd.DataFrame, *, title: str) -> go.Figure:
             row=row,
             col=col,
         )
-        figure.update_xaxes(title_text="step", row=row, col=col)
+        step_axis(figure, floats(frame, "step"), row=row, col=col)
     missing = len(DYNAMICS_PANELS) - len(logged)
     note = f"{missing} of the four series not logged" if missing else "as the trainer logged them"
     figure = layout(figure, title, note, height=700)
@@ -526,7 +526,7 @@ def reward_quality_metrics(frame: pd.DataFrame, *, title: str) -> go.Figure:
                 hovertemplate="%{fullData.name}<br>step %{x}<br>%{y:.3f}<extra></extra>",
             )
         )
-    figure.update_xaxes(title_text="step")
+    step_axis(figure, x)
     figure.update_yaxes(title_text="metric value")
     figure.update_layout(legend={"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"})
     return layout(
@@ -638,7 +638,7 @@ def reward_alerts_timeline(
             annotation_position="top left",
             annotation_font={"size": 11, "color": "#1f2933"},
         )
-    figure.update_xaxes(title_text="step")
+    step_axis(figure, floats(steps, "step"))
     figure.update_yaxes(title_text="mean reward", secondary_y=False)
     if not measured.empty:
         figure.update_yaxes(

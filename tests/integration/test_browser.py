@@ -485,3 +485,123 @@ def test_several_runs_first_tab_is_short(browser: object, several_page: Path) ->
         height = opened.page.evaluate("() => document.body.scrollHeight")
         opened.page.screenshot(path=str(several_page.with_suffix(".png")), full_page=True)
         assert height < 4000, height
+
+
+# ---------------------------------------------------------------- what the charts leave out
+# A TensorBoard-only run (a tracker history: the mean reward and KL, no std, no rollouts),
+# a TRL run (completions through `ingest rollouts`, trainer_state.json through `ingest
+# metrics`) and the demo's rollouts again, in a warehouse of their own built with
+# stuck_cell_min_samples 30: the demo's pairs of 24 rollouts are thin, the others not.
+
+
+@pytest.fixture(scope="module")
+def trackers(tmp_path_factory: pytest.TempPathFactory, demo: dict[str, Path]) -> dict[str, Path]:
+    from tensorboardX import SummaryWriter
+
+    from tests.integration.test_dashboard import write_trl_completions
+    from tests.integration.test_run_histories import trainer_state
+
+    root = tmp_path_factory.mktemp("browser_trackers")
+    base = ["--lake", root / "lake", "--warehouse", root / "obs.duckdb"]
+    writer = SummaryWriter(str(root / "tb" / "tbx"))
+    for step in range(1, 31):
+        writer.add_scalar("train/reward", 0.1 + step / 40, step)
+        writer.add_scalar("train/kl", 0.001 * step, step)
+    writer.close()
+    run_cli([*base, "ingest", "metrics", root / "tb" / "tbx", "--run", "tbx", "-q"])
+    trl = write_trl_completions(root / "trl-out")
+    trainer_state(trl / "trainer_state.json", 2, max_steps=2)
+    run_cli([*base, "ingest", "rollouts", trl, "--run", "trl", "-q"])
+    run_cli([*base, "ingest", "metrics", trl / "trainer_state.json", "--run", "trl", "-q"])
+    dumps = demo["dashboard"].parents[1] / "dumps"
+    run_cli([*base, "ingest", "rollouts", dumps, "--run", "demo", "-q"])
+    run_cli([*base, "build", "-q", "--vars", "{stuck_cell_min_samples: 30}"])
+    rewards = root / "rewards.html"
+    run_cli(
+        [
+            *base,
+            "render-dashboard",
+            "--kind",
+            "rewards",
+            "--run",
+            "tbx",
+            "--run",
+            "trl",
+            "--out",
+            rewards,
+        ]
+    )
+    dashboard = root / "dashboard.html"
+    run_cli([*base, "render-dashboard", "--run", "demo", "--out", dashboard])
+    report = root / "run_trl.html"
+    run_cli([*base, "analyze", "trl", "--out", report])
+    return {
+        "rewards": rewards,
+        "dashboard": dashboard,
+        "run_report": report,
+        "warehouse": root / "obs.duckdb",
+    }
+
+
+def _visit_every_tab(opened: Opened) -> None:
+    """Show every tab of every run in the page, so that each chart is drawn."""
+    page = opened.page
+    runs = page.evaluate(
+        "() => Array.from(document.querySelectorAll('#run-pick option')).map(o => o.value)"
+    )
+    for run in runs or [None]:
+        if run is not None:
+            page.evaluate(PICK, run)
+        for tab in page.query_selector_all("nav.tabs button"):
+            tab.click()
+            page.wait_for_timeout(100)
+
+
+def _page_path(request: pytest.FixtureRequest, page: str) -> Path:
+    """A page by ``fixture:key`` (``demo:agent``) or by a fixture that is the page."""
+    fixture, _, key = page.partition(":")
+    value = request.getfixturevalue(fixture)
+    return value[key] if key else value
+
+
+def _pick(opened: Opened, run: str) -> None:
+    """Pick ``run`` in a page of several runs (a page of one has no picker)."""
+    if opened.page.query_selector("#run-pick") is not None:
+        opened.page.evaluate(PICK, run)
+
+
+# The x axes of each drawn chart with a step or iteration axis: linear ones with their
+# tick values and labels (a heatmap over categories, a box's category axis left out).
+STEP_AXES = """() => Array.from(document.querySelectorAll('div.plot'))
+    .filter(el => el._fullLayout !== undefined)
+    .flatMap(el => {
+        const layout = el._fullLayout;
+        const axes = Object.keys(layout).filter(k => /^xaxis[0-9]*$/.test(k)).map(k => layout[k]);
+        const steps = axes.some(a => /step|iteration/i.test((a.title && a.title.text) || ''));
+        return !steps ? [] : axes.filter(a => a.visible && a.type === 'linear').map(a => ({
+            chart: el.id, axis: a._name, title: (a.title && a.title.text) || '',
+            values: (a._vals || []).map(v => v.x), labels: (a._vals || []).map(v => v.text),
+        }));
+    })"""
+
+
+@pytest.mark.parametrize(
+    "page",
+    ["demo:dashboard", "demo:agent", "trl_dashboard", "trackers:rewards", "trackers:run_report"],
+)
+def test_step_and_iteration_axes_tick_whole_numbers(
+    browser: object, request: pytest.FixtureRequest, page: str
+) -> None:
+    """No tick at 1.5 on a step or iteration axis: the TRL runs have steps 1 and 2 only,
+    the TensorBoard run 30 steps, the demo 6 iterations and the agent 20."""
+    path = _page_path(request, page)
+    for opened in _open(browser, path):
+        _visit_every_tab(opened)
+        axes = opened.page.evaluate(STEP_AXES)
+        assert axes
+        for axis in axes:
+            where = f"{axis['chart']} {axis['axis']} {axis['title']}"
+            assert axis["values"], where
+            assert all(float(v).is_integer() for v in axis["values"]), (where, axis["values"])
+            assert len(set(axis["labels"])) == len(axis["labels"]), (where, axis["labels"])
+        assert opened.errors == [] and opened.refused == []
