@@ -605,3 +605,90 @@ def test_step_and_iteration_axes_tick_whole_numbers(
             assert all(float(v).is_integer() for v in axis["values"]), (where, axis["values"])
             assert len(set(axis["labels"])) == len(axis["labels"]), (where, axis["labels"])
         assert opened.errors == [] and opened.refused == []
+
+
+OVERVIEW = """id => {
+    const el = document.getElementById(id);
+    const layout = el._fullLayout;
+    // (the figure's own layout: plotly leaves a hidden axis out of _fullLayout)
+    const panel = n => ({
+        x: el.layout['xaxis' + n].domain, y: el.layout['yaxis' + n].domain,
+        ticks: el.querySelectorAll(`.x${n}tick, .y${n}tick`).length,
+        traces: el._fullData.filter(t => t.xaxis === 'x' + n).map(
+            t => Array.from(t.y).filter(Number.isFinite).length),
+    });
+    return {
+        legend: Array.from(el.querySelectorAll('g.legend text.legendtext'))
+            .map(t => t.textContent),
+        fills: el._fullData.filter(t => t.fill && t.fill !== 'none')
+            .map(t => Array.from(t.y).filter(Number.isFinite).length),
+        notes: (layout.annotations || []).filter(a => a.text.startsWith('No data'))
+            .map(a => ({text: a.text, x: a.x, y: a.y})),
+        snr: panel(3), variance: panel(4),
+        title: el.querySelector('.gtitle').textContent,
+    };
+}"""
+
+
+def _inside(note: dict, panel: dict) -> bool:
+    return (
+        panel["x"][0] <= note["x"] <= panel["x"][1] and panel["y"][0] <= note["y"] <= panel["y"][1]
+    )
+
+
+DRAWN_ONE = """id => {
+    const el = document.getElementById(id);
+    return {
+        traces: el._fullData.length,
+        notes: (el._fullLayout.annotations || []).map(a => a.text),
+    };
+}"""
+
+
+@pytest.mark.parametrize(
+    ("page", "run", "logged_std"),
+    [
+        ("trackers:rewards", "tbx", False),
+        ("trackers:rewards", "trl", True),
+        ("demo:dashboard", "demo", True),
+    ],
+    ids=["tensorboard-only", "trl", "demo"],
+)
+def test_reward_overview_draws_the_std_band_or_says_it_is_missing(
+    browser: object, request: pytest.FixtureRequest, page: str, run: str, logged_std: bool
+) -> None:
+    """The "±1 std" legend entry only with a band drawn; the signal-to-noise and variance
+    panels of a run without a reward std (TensorBoard, the mean alone) say "not logged"
+    in place of bare axes, as the training dynamics panels do."""
+    path = _page_path(request, page)
+    for opened in _open(browser, path):
+        _visit_every_tab(opened)
+        _pick(opened, run)
+        opened.page.click(f"nav.tabs button:text-is('{REWARDS.tabs[1]}')")
+        opened.page.wait_for_timeout(200)
+        chart = opened.page.query_selector(f"#reward_signal_overview__{run}")
+        chart.screenshot(path=str(path.with_name(f"reward_signal_overview__{run}.png")))
+        drawn = opened.page.evaluate(OVERVIEW, f"reward_signal_overview__{run}")
+        quality = opened.page.evaluate(DRAWN_ONE, f"reward_quality_metrics__{run}")
+        if logged_std:
+            assert drawn["legend"] == ["mean reward", "\u00b11 std"]
+            assert len(drawn["fills"]) == 1 and drawn["fills"][0] > 0
+            assert drawn["notes"] == []
+            for panel in (drawn["snr"], drawn["variance"]):
+                assert len(panel["traces"]) == 1 and panel["traces"][0] > 0 and panel["ticks"]
+            assert "the band is the mean \u00b1 1 std" in drawn["title"]
+            assert quality["traces"] == 3
+        else:
+            assert drawn["legend"] == ["mean reward"]
+            assert drawn["fills"] == []
+            snr, variance = drawn["notes"]
+            assert snr["text"].startswith("No data: the signal-to-noise ratio was not logged")
+            assert variance["text"].startswith("No data: the reward variance was not logged")
+            assert _inside(snr, drawn["snr"]) and _inside(variance, drawn["variance"])
+            # no bare axes: the panels have neither traces nor ticks
+            assert drawn["snr"]["traces"] == drawn["variance"]["traces"] == []
+            assert drawn["snr"]["ticks"] == drawn["variance"]["ticks"] == 0
+            assert "no band: the run logged no reward std" in drawn["title"]
+            assert quality["traces"] == 0
+            assert quality["notes"][0].startswith("No data: the run logged no reward std")
+        assert opened.errors == [] and opened.refused == []
