@@ -489,12 +489,21 @@ def reward_quality_score(frame: pd.DataFrame, *, title: str) -> go.Figure:
     return layout(figure, title, f"{row['steps']} steps, {row['reward_functions']} functions", 380)
 
 
+# The advice of a reward function, each line led by its kind in words and colour
+# (as the page's advice list marks them): no emoji, which needs an emoji font.
+ADVICE_KINDS = (
+    ("issues", "issue", "#D55E00"),
+    ("warnings", "warning", "#B07800"),
+    ("recommendations", "recommendation", "#0072B2"),
+)
+
+
 def _advice(row: pd.Series) -> list[str]:
-    return (
-        [f"❌ {plain_text(v)}" for v in as_strings(row["issues"])]
-        + [f"⚠️ {plain_text(v)}" for v in as_strings(row["warnings"])]
-        + [f"💡 {plain_text(v)}" for v in as_strings(row["recommendations"])]
-    )
+    return [
+        f"<span style='color:{colour}'><b>{label}:</b></span> {plain_text(v)}"
+        for column, label, colour in ADVICE_KINDS
+        for v in as_strings(row[column])
+    ]
 
 
 def reward_function_quality(frame: pd.DataFrame, *, title: str) -> go.Figure:

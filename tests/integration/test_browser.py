@@ -692,3 +692,41 @@ def test_reward_overview_draws_the_std_band_or_says_it_is_missing(
             assert quality["traces"] == 0
             assert quality["notes"][0].startswith("No data: the run logged no reward std")
         assert opened.errors == [] and opened.refused == []
+
+
+# Code points that need an emoji font: emoji (U+1F000 and up), dingbats and miscellaneous
+# symbols (❌ ⚠ ✓), miscellaneous technical (⏱), the information sign (U+2139), and the
+# variation selectors that ask for a glyph's emoji form.
+EMOJI = re.compile(
+    "[\u2139\u2300-\u23ff\u2600-\u27bf\u2b00-\u2bff\ufe0e\ufe0f\U0001f000-\U0001faff]"
+)
+PAGE_TEXT = """() => [
+    document.title, document.body.innerText,
+    ...Array.from(document.querySelectorAll('svg text, option')).map(t => t.textContent),
+].join('\\n')"""
+
+
+@pytest.mark.parametrize(
+    "page",
+    ["demo:dashboard", "demo:agent", "demo:run_report", "trackers:rewards", "trackers:run_report"],
+)
+def test_pages_need_no_emoji_font(
+    browser: object, request: pytest.FixtureRequest, page: str
+) -> None:
+    """Every text of the page, the charts' too, is plain text: no emoji, which shows as an
+    empty box where no emoji font is installed (as in this container). The reward pages'
+    advice (issues, warnings, recommendations) is marked in words and CSS shapes."""
+    path = _page_path(request, page)
+    for opened in _open(browser, path):
+        _visit_every_tab(opened)
+        text = opened.page.evaluate(PAGE_TEXT)
+        assert EMOJI.findall(text) == []
+        if page == "trackers:rewards":
+            # the TRL run's quality report has advice: its kinds are named in words
+            assert "issue: Poor reward discriminability" in text
+            marks = opened.page.evaluate(
+                "() => Array.from(document.querySelectorAll('dl.advice dt')).map(dt => "
+                "[dt.textContent, getComputedStyle(dt, '::before').backgroundColor])"
+            )
+            assert ["Issues", "rgb(213, 94, 0)"] in marks
+        assert opened.errors == [] and opened.refused == []
