@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from obs.reports.figures.base import (
     DIVERGING,
     MUTED,
+    NO_VALUE,
     OKABE_ITO,
     WHITE_TO_BLUE,
     empty,
@@ -27,7 +28,7 @@ from obs.reports.figures.base import (
 # DIVERGING: red below 0 (penalised), blue above (rewarded).
 WHITE_TO_ORANGE = [[0.0, "#fff7ec"], [1.0, "#b35806"]]
 # Cells with no value (a turn the rollout did not reach) show the plot's background.
-NOT_REACHED = "#cfd4da"
+NOT_REACHED = NO_VALUE
 # How a turn's advantage came about, by the code agent_dashboard gives it.
 ADVANTAGE_ORIGINS = (
     "computed from turn rewards",

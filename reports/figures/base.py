@@ -25,8 +25,9 @@ DIVERGING = [
 SEQUENTIAL = "Viridis"
 WHITE_TO_BLUE = [[0.0, "#f7fbff"], [1.0, "#08306b"]]
 # Heatmap cells with no value (a prompt not observed at an iteration, a pair
-# with too few rollouts) show this grey: no scale above uses it.
-NO_VALUE = "#cfd4da"
+# with too few rollouts) show this grey: a mid grey, far from every colour of the
+# scales above (their pale ends and the diverging scale's near-white midpoint).
+NO_VALUE = "#999999"
 # Okabe-Ito: told apart with the common colour-vision deficiencies.
 OKABE_ITO = (
     "#0072B2",  # blue

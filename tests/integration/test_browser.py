@@ -15,6 +15,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from obs.reports.charts import COMPARISON, REWARDS, TRAINING, charts_of, run_charts
+from obs.reports.figures.base import DIVERGING, NO_VALUE
 
 from tests.conftest import run_cli
 
@@ -729,4 +730,80 @@ def test_pages_need_no_emoji_font(
                 "[dt.textContent, getComputedStyle(dt, '::before').backgroundColor])"
             )
             assert ["Issues", "rgb(213, 94, 0)"] in marks
+        assert opened.errors == [] and opened.refused == []
+
+
+def _png_pixel(png: bytes) -> tuple[int, int, int]:
+    """The colour of a 1x1 PNG (Chromium's screenshot of one pixel): its one scanline
+    after the filter byte, unchanged by any filter with no neighbours."""
+    import struct
+    import zlib
+
+    at, data = 8, b""
+    while at < len(png):
+        (size,) = struct.unpack(">I", png[at : at + 4])
+        kind = png[at + 4 : at + 8]
+        if kind == b"IDAT":
+            data += png[at + 8 : at + 8 + size]
+        at += 12 + size
+    red, green, blue = zlib.decompress(data)[1:4]
+    return red, green, blue
+
+
+def _hex(colour: str) -> tuple[int, int, int]:
+    return int(colour[1:3], 16), int(colour[3:5], 16), int(colour[5:7], 16)
+
+
+def _distance(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
+    return sum((x - y) ** 2 for x, y in zip(a, b, strict=True)) ** 0.5
+
+
+CELL = """([id, column, row]) => {
+    const el = document.getElementById(id);
+    el.scrollIntoView({block: 'center'});
+    const box = el.getBoundingClientRect();
+    const xa = el._fullLayout.xaxis, ya = el._fullLayout.yaxis;
+    return [box.left + xa._offset + xa.l2p(column), box.top + ya._offset + ya.l2p(row)];
+}"""
+
+
+def _cell_colour(
+    opened: Opened, chart: str, names: list[str], cell: tuple[str, str]
+) -> tuple[int, int, int]:
+    """The colour drawn at the centre of a pair's heatmap cell (row a, column b)."""
+    x, y = opened.page.evaluate(CELL, [chart, names.index(cell[1]), names.index(cell[0])])
+    return _png_pixel(opened.page.screenshot(clip={"x": x, "y": y, "width": 1, "height": 1}))
+
+
+def test_demo_interference_greys_thin_and_missing_pairs(
+    browser: object, trackers: dict[str, Path]
+) -> None:
+    """A pair with too few rollouts and a pair never seen together are the same grey,
+    far from the near-white of a lift of 1 (the colour scale's midpoint)."""
+    con = duckdb.connect(str(trackers["warehouse"]), read_only=True)
+    pairs = con.execute(
+        "select instruction_a, instruction_b, drawn_log2_lift, has_too_few_rollouts"
+        " from rpt_instruction_interference where run_id = 'demo'"
+    ).fetchall()
+    con.close()
+    chart = "instruction_interference__demo"
+    for opened in _open(browser, trackers["dashboard"]):
+        _show_tab(opened, TRAINING.tabs[4])
+        names = _heatmap(opened, "instruction_interference", "demo")["x"]
+        seen = {(a, b) for a, b, _, _ in pairs} | {(b, a) for a, b, _, _ in pairs}
+        never = next((a, b) for a in names for b in names if (a, b) not in seen)
+        thin = next((a, b) for a, b, _, few in pairs if few)
+        coloured = [p for p in pairs if not p[3] and p[2] is not None]
+        nearest_one = min(coloured, key=lambda p: abs(p[2]))[:2]
+
+        grey = _hex(NO_VALUE)
+        assert _distance(_cell_colour(opened, chart, names, never), grey) < 4
+        assert _distance(_cell_colour(opened, chart, names, thin), grey) < 4
+        assert _distance(_hex(DIVERGING[2][1]), grey) > 60  # the scale's midpoint, a lift of 1
+        assert _distance(_cell_colour(opened, chart, names, nearest_one), grey) > 40
+        opened.page.query_selector(f"#{chart}").screenshot(
+            path=str(trackers["dashboard"].with_name(f"{chart}.png"))
+        )
+        title = opened.page.text_content(f"#{chart} .gtitle") or ""
+        assert "grey: fewer than 30 rollouts, or never together" in title
         assert opened.errors == [] and opened.refused == []
