@@ -807,3 +807,51 @@ def test_demo_interference_greys_thin_and_missing_pairs(
         title = opened.page.text_content(f"#{chart} .gtitle") or ""
         assert "grey: fewer than 30 rollouts, or never together" in title
         assert opened.errors == [] and opened.refused == []
+
+
+MENU = """id => {
+    const el = document.getElementById(id);
+    const box = e => {
+        const b = e.getBoundingClientRect();
+        return [b.left, b.top, b.right, b.bottom];
+    };
+    return {
+        buttons: Array.from(el.querySelectorAll('g.updatemenu-button')).map(box),
+        dropdowns: el.querySelectorAll('g.updatemenu-dropdown-button').length,
+        plot: box(el.querySelector('rect.nsewdrag')),
+        title: box(el.querySelector('.gtitle')),
+        colorbar: box(el.querySelector('g.colorbar')),
+        notes: Array.from(el.querySelectorAll('g.annotation')).map(box),
+        shown: el._fullData[0].colorbar.title.text,
+    };
+}"""
+
+
+def _overlaps(a: list[float], b: list[float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+@pytest.mark.parametrize("width", [900, 1400])
+def test_agent_view_buttons_stay_clear_of_the_heatmap(
+    browser: object, demo: dict[str, Path], width: int
+) -> None:
+    """The advantage-by-turn views are buttons in the top margin (a dropdown's list fell
+    over the heatmap's top rows): nothing overlaps the plot, the title or the colour bar."""
+    chart = "agent_turn_means__demo-agent"
+    for opened in _open(browser, demo["agent"], viewport_width=width):
+        _show_tab(opened, "Turn advantages")
+        opened.page.query_selector(f"#{chart}").screenshot(
+            path=str(demo["agent"].with_name(f"agent_turn_means_{width}.png"))
+        )
+        drawn = opened.page.evaluate(MENU, chart)
+        assert len(drawn["buttons"]) == 3 and drawn["dropdowns"] == 0
+        (show,) = drawn["notes"]
+        marks = [*drawn["buttons"], show]
+        for number, mark in enumerate(marks):
+            for other in (drawn["plot"], drawn["title"], drawn["colorbar"], *marks[number + 1 :]):
+                assert not _overlaps(mark, other), (mark, other)
+        assert drawn["shown"] == "share below 0"
+        opened.page.query_selector_all(f"#{chart} g.updatemenu-button")[0].click()
+        opened.page.wait_for_timeout(200)
+        assert opened.page.evaluate(MENU, chart)["shown"] == "mean advantage"
+        assert opened.errors == [] and opened.refused == []
