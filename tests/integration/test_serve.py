@@ -588,7 +588,7 @@ def _box(page: Any, selector: str) -> dict[str, float]:
 
 def test_agent_page_has_the_static_pages_group_selector(demo: dict[str, Path]) -> None:
     """The group heatmap's selector: the static page's entries; a pick redraws the chart
-    without a reload; neither it nor the turn chart's "show:" menu covers a heatmap."""
+    without a reload; neither it nor the turn chart's "show:" buttons cover a heatmap."""
     with (
         _server(demo["lake"], demo["warehouse"], demo["root"] / "h.log") as (base, _),
         _browser() as browser,
@@ -603,16 +603,20 @@ def test_agent_page_has_the_static_pages_group_selector(demo: dict[str, Path]) -
         group = "[data-live='chart:agent_advantage_group']"
         means = "[data-live='chart:agent_turn_means']"
         page.wait_for_selector(f"{group} .main-svg")
-        page.wait_for_selector(f"{means} .updatemenu-container")
+        page.wait_for_selector(f"{means} g.updatemenu-button")
         assert page.locator("select[data-pick] option").all_text_contents() == entries
         # nothing over a heatmap's cells: the selector sits above the group's chart, the
-        # "show:" menu above the turn chart's top row
+        # "show:" buttons above the turn chart's top row
         assert (
             _box(page, "select[data-pick]")["y"] + _box(page, "select[data-pick]")["height"]
             <= _box(page, f"{group} .nsewdrag")["y"]
         )
-        menu = _box(page, f"{means} .updatemenu-header")
-        assert menu["y"] + menu["height"] <= _box(page, f"{means} .nsewdrag")["y"] + 0.5
+        buttons = page.locator(f"{means} g.updatemenu-button")
+        assert buttons.count() == 3
+        cells = _box(page, f"{means} .nsewdrag")
+        for index in range(3):
+            button = buttons.nth(index).bounding_box()
+            assert button is not None and button["y"] + button["height"] <= cells["y"] + 0.5
 
         page.evaluate("window.__not_reloaded = true")
         picked = page.locator("select[data-pick] option").nth(3)
@@ -648,6 +652,10 @@ def test_prompt_chart_holds_strict_accuracy_to_0_1(demo: dict[str, Path]) -> Non
         )
         axis = figure["layout"]["yaxis2"]
         assert (axis["range"], axis["autorange"], axis["fixedrange"]) == ([0, 1], False, True)
+        # iterations are whole numbers: a tick at each, never at 1.5
+        iterations = figure["layout"]["xaxis"]
+        assert iterations["tickformat"] == "d"
+        assert all(float(t).is_integer() for t in iterations["tickvals"]), iterations
         page, errors, _dialogs = _open(browser, base)
         page.goto(f"{base}/runs/demo/prompts/{found[0]}", wait_until="load")
         page.wait_for_selector(".plot .main-svg")
