@@ -497,7 +497,9 @@ def test_show_errors_name_what_exists(built: Built, args: list[str], message: st
 def test_show_without_a_warehouse_says_how_to_make_one(invoke: Invoke, warehouse: Path) -> None:
     result = invoke(["show", "eval", "--run", "agent-1"], exit_code=1)
     assert result.stderr == (
-        f"Error: {warehouse}: no warehouse yet; run `obs ingest rollouts ...` then `obs build`\n"
+        f"Error: {warehouse}: no warehouse yet (the default, warehouse/obs.duckdb, is relative"
+        " to the current folder; --warehouse FILE or OBS_WAREHOUSE points elsewhere); run `obs"
+        " ingest rollouts ...` then `obs build`\n"
     )
 
 

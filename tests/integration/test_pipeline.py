@@ -339,8 +339,9 @@ def test_ingest_cli_errors_are_one_line(tmp_path: Path) -> None:
     )
     no_build = run_cli([*base, "build"], exit_code=1)
     assert no_build.stderr == (
-        f"Error: {tmp_path / 'lake'}: nothing landed in this lake yet; "
-        "run `obs ingest rollouts PATH` or `obs ingest metrics PATH` first\n"
+        f"Error: {tmp_path / 'lake'}: nothing landed in this lake yet (the default, lake/, is"
+        " relative to the current folder; --lake DIR or OBS_LAKE points elsewhere); run `obs"
+        " ingest rollouts PATH` or `obs ingest metrics PATH` first\n"
     )
 
 

@@ -341,7 +341,9 @@ def test_alerts_without_warehouse_is_exit_2(tmp_path: Path) -> None:
     missing = tmp_path / "none.duckdb"
     result = run_cli(["--warehouse", missing, "alerts"], exit_code=2)
     assert _one_line_error(result) == (
-        f"Error: {missing}: no warehouse yet; run `obs ingest rollouts ...` then `obs build`\n"
+        f"Error: {missing}: no warehouse yet (the default, warehouse/obs.duckdb, is relative to"
+        " the current folder; --warehouse FILE or OBS_WAREHOUSE points elsewhere); run `obs"
+        " ingest rollouts ...` then `obs build`\n"
     )
 
 
