@@ -16,7 +16,14 @@ from typing import Any
 
 import duckdb
 from obs.reports.errors import ReportError
-from obs.reports.resolve import WITH_HISTORY, WITH_ROLLOUTS, resolve_run
+from obs.reports.resolve import (
+    WITH_HISTORY,
+    WITH_ROLLOUTS,
+    find_run,
+    holdings,
+    notes_for,
+    resolve_run,
+)
 from obs.reports.warehouse import connect, require_tables, rows, table_names
 
 # Training metrics shown in section 2, in this order, and whether lower is better.
@@ -110,9 +117,16 @@ def list_runs(
     state: str | None = None,
     config: list[tuple[str, str]] | None = None,
 ) -> list[dict[str, Any]]:
-    """Runs matching every filter (config values compare as numbers when both are)."""
+    """Runs matching every filter (config values compare as numbers when both are), each
+    with what it holds (``holds``: rollouts, history, rewards, agent).
+
+    With no filter, every run of the warehouse: a run without a tracker history (its
+    rollouts or an agent's records only) has no name, state, source or steps. A filter
+    reads the tracker's attributes, so only tracker runs match one.
+    """
     con = open_runs(warehouse)
     try:
+        found = holdings(con)
         where, params = ["true"], []
         if project is not None:
             where.append("project = ?")
@@ -129,15 +143,31 @@ def list_runs(
                 "or try_cast(value as double) = try_cast(? as double)))"
             )
             params += [key, value, value]
-        return rows(
+        listed = rows(
             con,
             "select run_id, name, state, source, project, tags, created_at, steps, last_step, "
-            f"metrics from dim_runs where {' and '.join(where)} order by created_at nulls last, "
-            "run_id",
+            f"metrics from dim_runs where {' and '.join(where)}",
             params,
         )
     finally:
         con.close()
+    if len(where) == 1:
+        tracked = {row["run_id"] for row in listed}
+        listed += [
+            {
+                "run_id": run_id,
+                **dict.fromkeys(("name", "state", "source", "project", "created_at")),
+                "tags": [],
+                **dict.fromkeys(("steps", "last_step", "metrics")),
+            }
+            for run_id in found
+            if run_id not in tracked
+        ]
+    for row in listed:
+        row["holds"] = [kind.key for kind in found.get(row["run_id"], ())]
+    return sorted(
+        listed, key=lambda r: (r["created_at"] is None, r["created_at"] or 0, r["run_id"])
+    )
 
 
 # --------------------------------------------------------------------------- obs analyze
@@ -163,7 +193,11 @@ class Analysis:
 
 
 def analyze(warehouse: Path, run: str) -> Analysis:
-    """The analyze-experiment workflow for one run, section by section."""
+    """The analyze-experiment workflow for one run, section by section.
+
+    It reads the run's tracker history: a run without one (its rollouts only)
+    is a one-line error saying what it holds and what would land the history.
+    """
     con = open_runs(warehouse)
     try:
         run_id = resolve_run(con, warehouse, run, WITH_HISTORY, by_name="strict").run_id
@@ -496,26 +530,32 @@ def compare(
     metrics: list[str] | None = None,
     targets: dict[str, float] | None = None,
 ) -> dict[str, Any]:
+    """Compare runs, in the order given: their metrics and config (tracker histories)
+    and their prompts (rollouts).
+
+    Any run the warehouse has takes part. ``notes``: a line per set of runs that lack
+    what another compared run has (a tracker history, rollouts), saying what they hold
+    and what would land the rest.
+    """
     con = open_runs(warehouse)
     try:
-        # a run with rollouts only (no tracker history) is compared prompt by prompt
-        ids = [
-            resolve_run(
-                con,
-                warehouse,
-                r,
-                WITH_HISTORY,
-                known=(WITH_ROLLOUTS,),
-                by_name="strict",
-                required=False,
-            ).run_id
-            for r in runs
-        ]
+        found = holdings(con)
+        ids = [find_run(con, warehouse, r, found, by_name="strict") for r in runs]
         if len(set(ids)) < 2:
             raise ReportError("compare needs at least two different runs")
-        return compare_runs(con, ids, metrics, targets or {})
+        result = compare_runs(con, ids, metrics, targets or {})
     finally:
         con.close()
+    result["notes"] = [
+        note
+        for kind, shows in (
+            (WITH_HISTORY, "compare training metrics and config"),
+            (WITH_ROLLOUTS, "compare prompts"),
+        )
+        if any(kind in found[run] for run in ids)
+        for note in notes_for(found, ids, kind, shows)
+    ]
+    return result
 
 
 def _metric_rows(con: duckdb.DuckDBPyConnection, run_id: str, metric: str) -> dict[str, Any] | None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from obs.reports.resolve import WITH_ROLLOUTS, choose_runs, runs_of
+from obs.reports.resolve import WITH_ROLLOUTS, holdings, notes_for, resolve_run
 from obs.reports.warehouse import connect, require_tables, rows
 
 MARTS = ("fct_iteration_summary", "fct_prompt_learning", "dim_prompts")
@@ -32,17 +32,37 @@ class RunSummary:
     upsampling: list[dict[str, Any]] = field(default_factory=list)
 
 
-def load_summary(warehouse: Path, run: str | None = None, top: int = 10) -> list[RunSummary]:
-    """One summary per run (only ``run`` when given), read from the built marts."""
+@dataclass
+class Summaries:
+    """``obs summary``'s answer: a summary per run with rollouts, and a line per set of
+    runs without any, saying what they hold and what would land their prompts."""
+
+    runs: list[RunSummary]
+    notes: list[str] = field(default_factory=list)
+
+
+def read_summaries(warehouse: Path, run: str | None = None, top: int = 10) -> Summaries:
+    """A summary of each run with rollouts (only ``run`` when given), read from the built
+    marts; a run given without rollouts is a one-line error saying what it holds."""
     con = connect(warehouse)
     try:
         require_tables(con, warehouse, *MARTS)
-        runs = choose_runs(
-            warehouse, [run] if run is not None else None, runs_of(con, WITH_ROLLOUTS)
+        if run is not None:
+            run_id = resolve_run(con, warehouse, run, WITH_ROLLOUTS, by_name="unique").run_id
+            return Summaries([_one_run(con, run_id, top)])
+        found = holdings(con)
+        with_rollouts = [r for r, kinds in found.items() if WITH_ROLLOUTS in kinds]
+        return Summaries(
+            [_one_run(con, run_id, top) for run_id in with_rollouts],
+            notes_for(found, found, WITH_ROLLOUTS),
         )
-        return [_one_run(con, run_id, top) for run_id in runs]
     finally:
         con.close()
+
+
+def load_summary(warehouse: Path, run: str | None = None, top: int = 10) -> list[RunSummary]:
+    """One summary per run with rollouts (only ``run`` when given), read from the marts."""
+    return read_summaries(warehouse, run, top).runs
 
 
 def _one_run(con: Any, run_id: str, top: int) -> RunSummary:
