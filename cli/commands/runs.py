@@ -92,8 +92,8 @@ def analyze(settings: Settings, run: str, output_format: str, out: Path | None) 
 
     Sections: 1 run info (config, state, tags, summary), 2 training metrics,
     3 performance, 4 extraction, 5 rollout reliability, 6 prefix cache,
-    7 power law, 8 league, 10 evaluation, 11 the closest runs by config and
-    how this one compares, then every finding with its evidence and
+    7 power law, 8 league, 9 evaluation, 10 the closest runs by config and
+    how this one compares, 11 every finding with its evidence and
     hypotheses, and 12 the export command. A section without data says why.
     RUN is a run id or a unique run name; a run without a tracker history
     (rollouts only) exits 1 with a line saying what it holds.

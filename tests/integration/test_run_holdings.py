@@ -222,3 +222,42 @@ def test_the_dashboard_of_a_run_without_rollouts_opens_on_a_tab_with_data(
 
     assert opening("tbx_run") == (["rewards-0"], ["rewards-0"], f"{TBX}\n")
     assert opening("trl") == (["section-0"], ["section-0"], "")
+
+
+# --------------------------------------------------------------------------- small ones
+
+
+def test_runs_config_finds_a_dotted_key(built: Built) -> None:
+    for value in ("1e-06", "0.000001"):
+        found = built.invoke(["runs", "--config", f"actor_rollout_ref.actor.optim.lr={value}"])
+        assert [line.split()[0] for line in found.stdout.splitlines()[2:]] == ["cfg-a", "cfg-b"]
+
+
+def test_compare_shows_config_keys_plain_and_numbers_one_way(built: Built) -> None:
+    text = built.invoke(["compare", "cfg-b", "cfg-a", "cfg-c", "--metrics", "loss"]).stdout
+    config = text.split("Config keys that differ:\n")[1].splitlines()
+    assert [re.sub(r"  +", "  ", line) for line in config] == [
+        "key  cfg-b  cfg-a  cfg-c",
+        "--------------------------------  -----  -----  -----",
+        "actor_rollout_ref.actor.optim.lr  1e-06  1e-06  5e-07",
+        "seed  2  1  3",
+    ]
+
+
+def test_compare_lists_the_prompt_table_in_the_order_given(built: Built) -> None:
+    for first, second in (("zeta", "alpha"), ("alpha", "zeta")):
+        text = built.invoke(["compare", first, second]).stdout
+        table = text.split("Prompts both runs trained on:\n")[1].splitlines()
+        row = re.sub(r"  +", "  ", table[2])
+        learned = "0  1" if first == "zeta" else "1  0"
+        forgotten = "1  0" if first == "zeta" else "0  1"
+        delta = "0.75" if first == "zeta" else "-0.75"  # alpha's finals 1, 0.5; zeta's 0, 0
+        assert row == f"{first}  {second}  2  {learned}  {forgotten}  {delta}"
+
+
+def test_analyze_numbers_its_sections_one_to_twelve(built: Built) -> None:
+    analysis = json.loads(built.invoke(["analyze", "cfg-a", "--format", "json"]).stdout)
+    assert [s["number"] for s in analysis["sections"]] == list(range(1, 13))
+    text = built.invoke(["analyze", "cfg-a"]).stdout
+    titles = re.findall(r"^(\d+)\. ", text, flags=re.M)
+    assert titles == [str(n) for n in range(1, 13)]
