@@ -39,6 +39,7 @@ from obs.reports.charts import (
 from obs.reports.errors import ReportError
 from obs.reports.figures.comparison import run_colours
 from obs.reports.figures.curriculum import VARIANCE_FLOOR
+from obs.reports.headline import scale_note, solved_means
 from obs.reports.page import chart_block, environment, for_run, frame, plotly_script
 from obs.reports.resolve import WITH_ROLLOUTS, choose_runs, holdings, notes_for
 from obs.reports.reward_dashboard import (
@@ -70,6 +71,10 @@ class RunCharts:
     run_id: str
     header: dict[str, Any]
     figures: dict[str, go.Figure]
+    # What its "prompts solved" and "learned" counted (headline.solved_means) ...
+    solved_means: str = ""
+    # ... and, when its scores leave the scale its threshold is for, the line saying so.
+    scale_note: str = ""
 
     @property
     def has_rollouts(self) -> bool:
@@ -190,7 +195,17 @@ def _run_data(
 def _run_charts(run: str, frames: dict[str, pd.DataFrame], settings: dict[str, Any]) -> RunCharts:
     header, data = _run_data(run, frames, settings)
     built = {name: chart.draw(data) for name, chart in run_charts(TRAINING).items()}
-    return RunCharts(run, header, built)
+    if not header:
+        return RunCharts(run, header, built)
+    # what the solved and learned counts stand on, and a scale the threshold may not fit
+    threshold = float(settings["pass_threshold"])
+    return RunCharts(
+        run,
+        header,
+        built,
+        solved_means(header["solved_by"], threshold),
+        scale_note(header["solved_by"], threshold, header["min_score"], header["max_score"]),
+    )
 
 
 def _params(runs: list[str]) -> dict[str, Any]:
@@ -261,6 +276,21 @@ def _by_run(
     ]
 
 
+def solved_lines(runs: Sequence[RunCharts]) -> list[str]:
+    """Under the runs table: what "solved" counted, a line per way and its runs, then a
+    line per run whose scores leave the scale its threshold is for."""
+    ways: dict[str, list[str]] = {}
+    for run in runs:
+        if run.header:
+            ways.setdefault(run.solved_means, []).append(run.run_id)
+    lines = [f"Solved: {way} ({', '.join(ids)})." for way, ids in ways.items()]
+    return lines + [
+        f"{run.run_id}: solved counts {run.solved_means}, but {run.scale_note}."
+        for run in runs
+        if run.scale_note
+    ]
+
+
 def opening_tab(dashboard: Dashboard, tab_ids: Sequence[str]) -> str:
     """The tab the page opens on: the first with something of the run shown first (the
     first run of the picker) to draw; the run comparison when there is one."""
@@ -317,6 +347,7 @@ def render_dashboard(dashboard: Dashboard, out: Path, plotlyjs: str = "inline") 
             iterations=dashboard.iterations,
             generated_at=dashboard.generated_at.strftime("%Y-%m-%d %H:%M UTC"),
             opening=opening_tab(dashboard, [t["id"] for t in shown_tabs]),
+            solved_lines=solved_lines(dashboard.runs),
         )
     )
     out.parent.mkdir(parents=True, exist_ok=True)

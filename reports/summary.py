@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+from obs.reports.headline import solved_line
 from obs.reports.resolve import WITH_ROLLOUTS, holdings, notes_for, resolve_run
 from obs.reports.warehouse import connect, require_tables, rows
 
-MARTS = ("fct_iteration_summary", "fct_prompt_learning", "dim_prompts")
+MARTS = ("fct_iteration_summary", "fct_prompt_learning", "dim_prompts", "rpt_dashboard_settings")
 
 
 @dataclass
@@ -28,6 +29,12 @@ class RunSummary:
     prompts_never_solved: int
     prompts_stuck_solved: int
     prompts_stuck_failed: int
+    # What "solved" and "learned" counted (fct_iteration_summary.solved_by), the
+    # threshold a score had to reach, and the run's score range.
+    solved_by: str = "instructions"
+    pass_threshold: float = 0.5
+    min_score: float | None = None
+    max_score: float | None = None
     by_iteration: list[dict[str, Any]] = field(default_factory=list)
     upsampling: list[dict[str, Any]] = field(default_factory=list)
 
@@ -75,6 +82,24 @@ def _one_run(con: Any, run_id: str, top: int) -> RunSummary:
             max(iteration) as last_iteration,
             sum(n_rollouts) as rollouts
         from fct_iteration_summary
+        where run_id = ?
+        """,
+        [run_id],
+    )[0]
+    scale = rows(
+        con,
+        """
+        select
+            case
+                when sum(n_judged_by_instructions) = 0 then 'pass_threshold'
+                when sum(n_judged_by_instructions) = sum(n_rollouts) then 'instructions'
+                else 'both'
+            end as solved_by,
+            any_value(rpt_dashboard_settings.pass_threshold) as pass_threshold,
+            min(min_score) as min_score,
+            max(max_score) as max_score
+        from fct_iteration_summary
+        cross join rpt_dashboard_settings
         where run_id = ?
         """,
         [run_id],
@@ -131,6 +156,10 @@ def _one_run(con: Any, run_id: str, top: int) -> RunSummary:
         run_id=run_id,
         **{k: int(v) if v is not None else 0 for k, v in counts.items()},
         **{k: int(v) for k, v in prompts.items()},
+        solved_by=str(scale["solved_by"]),
+        pass_threshold=float(scale["pass_threshold"]),
+        min_score=scale["min_score"],
+        max_score=scale["max_score"],
         by_iteration=by_iteration,
         upsampling=upsampling,
     )
@@ -155,6 +184,7 @@ def format_summary(run: RunSummary) -> str:
         f"plateaued {run.prompts_plateaued}",
         f"dead prompts (no GRPO signal lately): stuck solved {run.prompts_stuck_solved}  "
         f"stuck failed {run.prompts_stuck_failed}",
+        solved_line(run.solved_by, run.pass_threshold, run.min_score, run.max_score),
         "",
         f"{'iter':>5} {'prompts':>8} {'rollouts':>9} {'mean':>7} {'strict':>7} "
         f"{'zv_solved':>10} {'zv_failed':>10}",

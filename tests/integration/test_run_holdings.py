@@ -9,12 +9,15 @@ The runs go through the real `obs ingest` and one `obs build`:
 - cfg-a, cfg-b, cfg-c: W&B exports with a config only (a tracker history only);
 - alpha, zeta: dumps of the same two prompts (alpha learns one that zeta never
   does; zeta forgets the other).
+- ifeval: IFEval dumps whose rollouts carry their own prompt_strict_acc, and
+  V_i, S_i and format_score, whose sum is not the dump's score.
 A run lacking what a command covers gets one line saying what it holds and
 what would land the rest; an unknown run one line naming every run.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import Iterator
@@ -31,7 +34,7 @@ from tests.data.run_writers import toy_verl_run
 
 pytestmark = pytest.mark.integration
 
-RUNS = "alpha, cfg-a, cfg-b, cfg-c, tbx_run, trl, verl, verl:val, zeta"
+RUNS = "alpha, cfg-a, cfg-b, cfg-c, ifeval, tbx_run, trl, verl, verl:val, zeta"
 PROMPTS_FOR = "land rollout dumps (obs ingest rollouts PATH --run {run}) to see prompts"
 TBX = "tbx_run: tracker history and reward data; " + PROMPTS_FOR.format(run="tbx_run")
 CFG = "cfg-a, cfg-b, cfg-c: tracker history only; " + PROMPTS_FOR.format(run="RUN")
@@ -85,6 +88,24 @@ def _dumps(folder: Path, scores: dict[int, dict[str, list[float]]]) -> Path:
     return folder
 
 
+def _ifeval(folder: Path) -> Path:
+    """Two iterations of one prompt, two rollouts each: V_i + S_i + format_score (the
+    reward functions) is not the score; at iteration 1 they average 2.3 against 0.6."""
+    folder.mkdir()
+    rollouts = {
+        0: [(0.2, 0.5, 0.3, 0), (0.6, 1.0, 0.4, 1)],
+        1: [(0.8, 1.0, 0.6, 1), (0.4, 0.5, 0.5, 0)],
+    }  # (score, V_i, S_i, prompt_strict_acc); format_score 1 throughout
+    for iteration, rows in rollouts.items():
+        lines = [
+            json.dumps({"input": "Write a haiku.", "output": f"r{i}", "score": score,
+                        "V_i": v, "S_i": s, "format_score": 1.0, "prompt_strict_acc": solved})
+            for i, (score, v, s, solved) in enumerate(rows)
+        ]  # fmt: skip
+        (folder / f"{iteration}.jsonl").write_text("\n".join(lines) + "\n")
+    return folder
+
+
 def _export(root: Path, run: str, config_text: str) -> Path:
     """A W&B export (the analyze-experiment workflow's JSON) with ``config_text`` as config."""
     path = root / "exports" / f"{run}.json"
@@ -124,6 +145,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
                            1: {"p-easy": [0.0, 0.0], "p-hard": [0.0, 0.0]}})  # fmt: skip
     for run in ("alpha", "zeta"):
         state.invoke(["ingest", "rollouts", root / run, "--run", run, "-q"])
+    _ifeval(root / "ifeval")
+    state.invoke(["ingest", "rollouts", root / "ifeval", "--run", "ifeval", "-q"])
     state.invoke(["build"])
     yield state
 
@@ -140,6 +163,7 @@ def test_runs_lists_every_run_with_what_it_holds(built: Built) -> None:
         "cfg-a  cfg-a  -  wandb-export  -  3  tracker history  -",
         "cfg-b  cfg-b  -  wandb-export  -  3  tracker history  -",
         "cfg-c  cfg-c  -  wandb-export  -  3  tracker history  -",
+        "ifeval  -  -  -  -  -  rollouts, reward data  -",
         "tbx_run  tbx_run  -  jsonl  -  6  tracker history, reward data  -",
         "trl  trl  finished  trl  -  4  rollouts, tracker history, reward data  -",
         "verl  -  -  -  -  -  rollouts  -",
@@ -153,7 +177,7 @@ def test_runs_lists_every_run_with_what_it_holds(built: Built) -> None:
 def test_summary_of_every_run_says_which_runs_it_cannot_cover(built: Built) -> None:
     result = built.invoke(["summary"])
     assert re.findall(r"^== run (\S+) ==$", result.stdout, flags=re.M) == [
-        "alpha", "trl", "verl", "verl:val", "zeta"
+        "alpha", "ifeval", "trl", "verl", "verl:val", "zeta"
     ]  # fmt: skip
     assert result.stderr == f"{CFG}\n{TBX}\n"
 
@@ -261,3 +285,67 @@ def test_analyze_numbers_its_sections_one_to_twelve(built: Built) -> None:
     text = built.invoke(["analyze", "cfg-a"]).stdout
     titles = re.findall(r"^(\d+)\. ", text, flags=re.M)
     assert titles == [str(n) for n in range(1, 13)]
+
+
+# --------------------------------------------------------------------------- headlines
+
+
+SCALE = (
+    "scores run from -0.75 to 0.5, not 0 to 1: set a threshold for this scale with obs build"
+    " --vars '{pass_threshold: X}'"
+)
+
+
+@pytest.mark.parametrize(
+    ("run", "line"),
+    [
+        ("ifeval", "solved: every instruction followed"),
+        ("verl", "solved: a rollout scoring at least 0.5 (var pass_threshold)"),
+        ("trl", f"solved: a rollout scoring at least 0.5 (var pass_threshold), but {SCALE}"),
+    ],
+)
+def test_summary_says_what_solved_counted_and_a_scale_its_threshold_does_not_fit(
+    built: Built, run: str, line: str
+) -> None:
+    text = built.invoke(["summary", "--run", run]).stdout.splitlines()
+    assert text[1].startswith("iterations ") and text[4] == line
+
+
+def _labels_and_notes(page: str) -> tuple[list[str], list[str]]:
+    labels = re.findall(r'<div class="label">([^<]*)</div>', page)
+    notes = re.findall(r'<p class="tab-note (?:scale|reward)-note"[^>]*>([^<]*)</p>', page)
+    return labels, [html.unescape(n) for n in notes]
+
+
+def test_dashboard_headlines_say_what_they_count(built: Built, tmp_path: Path) -> None:
+    out = tmp_path / "ifeval.html"
+    built.invoke(["render-dashboard", "--run", "ifeval", "--out", out])
+    labels, notes = _labels_and_notes(out.read_text())
+    assert labels[4:7] == [
+        "mean rollout score, first → last",
+        "prompts solved (every instruction followed), last iteration",
+        "prompts learned (solved at an iteration)",
+    ]
+    assert "Current Mean Reward R" in labels
+    # the reward tabs' R is the sum of the reward functions, not the dump's score
+    what_r = (
+        "The reward on these tabs is R, each sample's reward functions summed (S_i + V_i +"
+        " format_score), not the rollouts' score: at step 1 R averages 2.300 and the score"
+        " 0.600 (the mean rollout score of the training tabs)."
+    )
+    assert notes == [what_r, what_r]  # the Summary statistics and Reward signal tabs
+
+    out = tmp_path / "trl.html"
+    built.invoke(["render-dashboard", "--run", "trl", "--out", out])
+    labels, notes = _labels_and_notes(out.read_text())
+    assert labels[5] == "prompts solved (a rollout scoring at least 0.5), last iteration"
+    summed = (
+        "The reward on these tabs is R, each sample's reward functions summed (reward_fmt +"
+        " reward_len), which here is the rollouts' score."
+    )
+    assert notes == [
+        f"Solved and learned count a rollout scoring at least 0.5 (var pass_threshold), but"
+        f" {SCALE}.",
+        summed,
+        summed,
+    ]
