@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 from obs.cli.options import Settings
+from obs.core.places import DEFAULT_LAKE, DEFAULT_WAREHOUSE
 
 # Each command's module is imported only when that command runs: `obs build`
 # need not load the ingest readers, nor `obs ingest` the dashboards.
@@ -64,17 +65,17 @@ class LazyGroup(click.Group):
     "--warehouse",
     envvar="OBS_WAREHOUSE",
     type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("warehouse/obs.duckdb"),
+    default=DEFAULT_WAREHOUSE,
     show_default=True,
-    help="The DuckDB warehouse file (env OBS_WAREHOUSE).",
+    help="The DuckDB warehouse file (env OBS_WAREHOUSE); relative to the current folder.",
 )
 @click.option(
     "--lake",
     envvar="OBS_LAKE",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("lake"),
+    default=DEFAULT_LAKE,
     show_default=True,
-    help="The parquet lake root (env OBS_LAKE).",
+    help="The parquet lake root (env OBS_LAKE); relative to the current folder.",
 )
 @click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
 @click.pass_context

@@ -30,8 +30,6 @@ from obs.reports.errors import ReportError
 from obs.reports.resolve import (
     WITH_EVAL_STEPS,
     WITH_GROUP_SUMMARIES,
-    WITH_HISTORY,
-    WITH_ROLLOUTS,
     WITH_TURN_ADVANTAGES,
     resolve_run,
 )
@@ -49,8 +47,6 @@ LISTED = 10
 
 # The runs with each mart's rows (its error words, and what lands them).
 KINDS = {ADVANTAGES: WITH_TURN_ADVANTAGES, GROUPS: WITH_GROUP_SUMMARIES, EVALS: WITH_EVAL_STEPS}
-# The runs known elsewhere: one of them without a mart's rows is told what lands them.
-KNOWN = (*KINDS.values(), WITH_ROLLOUTS, WITH_HISTORY)
 BASIS_NOTES = {
     "trainer-log": "from the trainer log, as logged",
     "tracker": "from the tracker's train/groups_kept, train/groups_filtered, train/num_early_exit",
@@ -137,14 +133,7 @@ def natural(text: str) -> tuple[tuple[int, int | str], ...]:
 def _resolve(con: duckdb.DuckDBPyConnection, warehouse: Path, run: str, mart: str) -> str:
     """The run id of ``run`` in ``mart``, else a one-line ReportError naming the runs it has
     (or, for a run another mart knows, what would land this one's rows)."""
-    return resolve_run(
-        con,
-        warehouse,
-        run,
-        KINDS[mart],
-        known=KNOWN,
-        by_name="unique",
-    ).run_id
+    return resolve_run(con, warehouse, run, KINDS[mart], by_name="unique").run_id
 
 
 def _plain(row: dict[str, Any]) -> dict[str, Any]:

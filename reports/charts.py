@@ -447,7 +447,7 @@ CHARTS: dict[str, Chart] = {
         # ---- reward monitoring
         Chart(
             "reward_signal_overview",
-            "Reward Signal Overview",
+            "Reward Signal Overview: the total reward R",
             "watching the total reward's level and spread; a falling signal-to-noise ratio"
             " means the reward stops telling good samples from bad ones",
             REWARDS,
@@ -525,7 +525,7 @@ CHARTS: dict[str, Chart] = {
         ),
         Chart(
             "reward_quality_metrics",
-            "Reward Quality Metrics",
+            "Reward Quality Metrics of the total reward R",
             "following signal-to-noise, entropy and variance together over training",
             REWARDS,
             REWARD_QUALITY,

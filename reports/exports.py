@@ -84,7 +84,7 @@ def export_buckets(
     con = connect(warehouse)
     try:
         require_tables(con, warehouse, "fct_prompt_iteration", "fct_difficulty_buckets")
-        resolve_run(con, warehouse, run, WITH_ROLLOUTS)
+        resolve_run(con, warehouse, run, WITH_ROLLOUTS, shows="export its prompts")
         iterations = [
             r[0]
             for r in con.execute(
@@ -256,7 +256,7 @@ def export_curriculum(warehouse: Path, run: str, out: Path, mode: str) -> Curric
     con = connect(warehouse)
     try:
         require_tables(con, warehouse, "fct_curriculum", "fct_prompt_learning")
-        resolve_run(con, warehouse, run, WITH_ROLLOUTS)
+        resolve_run(con, warehouse, run, WITH_ROLLOUTS, shows="export its prompts")
         rows = _rows_of_mode(con, run, mode)
     finally:
         con.close()

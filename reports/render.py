@@ -39,8 +39,9 @@ from obs.reports.charts import (
 from obs.reports.errors import ReportError
 from obs.reports.figures.comparison import run_colours
 from obs.reports.figures.curriculum import VARIANCE_FLOOR
+from obs.reports.headline import scale_note, solved_means
 from obs.reports.page import chart_block, environment, for_run, frame, plotly_script
-from obs.reports.resolve import WITH_ROLLOUTS, choose_runs, runs_of
+from obs.reports.resolve import WITH_ROLLOUTS, choose_runs, holdings, notes_for
 from obs.reports.reward_dashboard import (
     RewardRun,
     load_reward_runs,
@@ -70,6 +71,10 @@ class RunCharts:
     run_id: str
     header: dict[str, Any]
     figures: dict[str, go.Figure]
+    # What its "prompts solved" and "learned" counted (headline.solved_means) ...
+    solved_means: str = ""
+    # ... and, when its scores leave the scale its threshold is for, the line saying so.
+    scale_note: str = ""
 
     @property
     def has_rollouts(self) -> bool:
@@ -87,6 +92,8 @@ class Dashboard:
     agents: list[AgentRun] = field(default_factory=list)
     # With two or more runs with rollouts: the run comparison charts (first tab).
     comparison: dict[str, go.Figure] = field(default_factory=dict)
+    # A line per set of runs shown without rollouts: what they hold, what lands the rest.
+    notes: list[str] = field(default_factory=list)
 
     @property
     def run_ids(self) -> list[str]:
@@ -109,21 +116,21 @@ def load_dashboard(
     con = connect(warehouse)
     try:
         require_tables(con, warehouse, *page_marts(TRAINING))
-        with_rollouts = runs_of(con, WITH_ROLLOUTS)
+        found = holdings(con)
+        with_rollouts = [run for run, kinds in found.items() if WITH_ROLLOUTS in kinds]
         with_rewards = (runs_with_reward_data(con) or []) if rewards else []
         with_agents = (runs_with_agent_data(con) or []) if agents else []
-        # By default the runs with rollouts or an agent's data; any run with reward
-        # data when asked for (a tracker history alone logs a reward too).
-        default = sorted({*with_rollouts, *with_agents})
-        known = sorted({*default, *with_rewards})
-        if not known:
+        # By default the runs with rollouts or an agent's data (with neither, those with
+        # reward data: a tracker history logs a reward too); any run when asked for.
+        default = sorted({*with_rollouts, *with_agents}) or sorted(with_rewards)
+        if not found:
             raise ReportError(f"{warehouse}: no runs built yet; run `obs build`")
-        chosen = choose_runs(warehouse, list(dict.fromkeys(runs or ())), default, with_rewards)
-        if not chosen:
-            raise ReportError(
-                f"{warehouse}: no run with rollouts or agent data; name a run with --run"
-                f" (runs with reward data: {', '.join(known)})"
-            )
+        chosen = choose_runs(warehouse, list(dict.fromkeys(runs or ())), default, found)
+        drawn = {*with_rollouts, *with_rewards, *with_agents}
+        bare = [run for run in chosen or found if run not in drawn]
+        if bare:
+            # nothing of theirs to draw: say what they hold, and what would land prompts
+            raise ReportError("; ".join(notes_for(found, bare, WITH_ROLLOUTS)))
         picked_iterations = sorted(set(iterations)) if iterations else None
         rollout_runs = [r for r in chosen if r in with_rollouts]
         params: dict[str, Any] = {
@@ -155,7 +162,12 @@ def load_dashboard(
         raise ReportError(f"{warehouse}: none of iterations {picked_iterations} was built")
     comparison = _comparison(rollout_runs, compared) if compared else {}
     return Dashboard(
-        charts, picked_iterations, rewards=reward_runs, agents=agent_runs, comparison=comparison
+        charts,
+        picked_iterations,
+        rewards=reward_runs,
+        agents=agent_runs,
+        comparison=comparison,
+        notes=notes_for(found, chosen, WITH_ROLLOUTS),
     )
 
 
@@ -183,7 +195,17 @@ def _run_data(
 def _run_charts(run: str, frames: dict[str, pd.DataFrame], settings: dict[str, Any]) -> RunCharts:
     header, data = _run_data(run, frames, settings)
     built = {name: chart.draw(data) for name, chart in run_charts(TRAINING).items()}
-    return RunCharts(run, header, built)
+    if not header:
+        return RunCharts(run, header, built)
+    # what the solved and learned counts stand on, and a scale the threshold may not fit
+    threshold = float(settings["pass_threshold"])
+    return RunCharts(
+        run,
+        header,
+        built,
+        solved_means(header["solved_by"], threshold),
+        scale_note(header["solved_by"], threshold, header["min_score"], header["max_score"]),
+    )
 
 
 def _params(runs: list[str]) -> dict[str, Any]:
@@ -254,6 +276,35 @@ def _by_run(
     ]
 
 
+def solved_lines(runs: Sequence[RunCharts]) -> list[str]:
+    """Under the runs table: what "solved" counted, a line per way and its runs, then a
+    line per run whose scores leave the scale its threshold is for."""
+    ways: dict[str, list[str]] = {}
+    for run in runs:
+        if run.header:
+            ways.setdefault(run.solved_means, []).append(run.run_id)
+    lines = [f"Solved: {way} ({', '.join(ids)})." for way, ids in ways.items()]
+    return lines + [
+        f"{run.run_id}: solved counts {run.solved_means}, but {run.scale_note}."
+        for run in runs
+        if run.scale_note
+    ]
+
+
+def opening_tab(dashboard: Dashboard, tab_ids: Sequence[str]) -> str:
+    """The tab the page opens on: the first with something of the run shown first (the
+    first run of the picker) to draw; the run comparison when there is one."""
+    if not dashboard.runs or "section-compare" in tab_ids:
+        return tab_ids[0]
+    first = dashboard.runs[0]
+    has = {
+        "section": first.has_rollouts,
+        "rewards": any(r.run_id == first.run_id for r in dashboard.rewards),
+        "agentic": any(r.run_id == first.run_id for r in dashboard.agents),
+    }
+    return next((tab for tab in tab_ids if has[tab.split("-")[0]]), tab_ids[0])
+
+
 def render_dashboard(dashboard: Dashboard, out: Path, plotlyjs: str = "inline") -> Path:
     """Write the combined dashboard: header, five tabs, the charts of every run.
 
@@ -274,6 +325,11 @@ def render_dashboard(dashboard: Dashboard, out: Path, plotlyjs: str = "inline") 
         run_ids, {r.run_id: reward_sections(r) for r in dashboard.rewards}, NO_REWARDS
     )
     agents = _by_run(run_ids, {r.run_id: agent_sections(r) for r in dashboard.agents}, NO_AGENT)
+    shown_tabs = [
+        *tabs,
+        *(reward_tabs() if dashboard.rewards else []),
+        *(agent_tabs() if dashboard.agents else []),
+    ]
     html = (
         environment()
         .get_template("dashboard.html")
@@ -290,6 +346,8 @@ def render_dashboard(dashboard: Dashboard, out: Path, plotlyjs: str = "inline") 
             agent_tabs=agent_tabs() if dashboard.agents else [],
             iterations=dashboard.iterations,
             generated_at=dashboard.generated_at.strftime("%Y-%m-%d %H:%M UTC"),
+            opening=opening_tab(dashboard, [t["id"] for t in shown_tabs]),
+            solved_lines=solved_lines(dashboard.runs),
         )
     )
     out.parent.mkdir(parents=True, exist_ok=True)

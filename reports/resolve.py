@@ -1,19 +1,25 @@
-"""Which run a command or a page means: one resolver for every kind of run.
+"""Which run a command or a page means, and what each run holds: one place for every run.
 
-Each kind of data has its runs (a ``RunKind``): the runs with rollouts, with
-a tracker history, with reward data, with an agent's eval steps, group
-summaries or turn advantages. ``resolve_run`` finds the one run a command
-names among a kind's runs: by its id, or where the command allows by a
-tracker run's display name, and when it is not there says so in one line,
-naming the runs there are (or, for a run the warehouse knows without that
-data, what would land it). ``choose_runs`` checks the runs a page is asked
-for, or falls back to the page's default runs; ``runs_with_data`` splits a
-page's runs into those with its data and those without.
+A run is any run id the warehouse has data of: rollouts, a tracker history,
+reward data (per-sample rewards, a reward monitor's files, or a logged
+reward), an agent's records. ``holdings`` reads which of those each run holds
+(``KINDS``), in one query over the marts, and every reporting command finds
+its runs there:
+
+* ``resolve_run`` finds the one run a command names (its id, or where the
+  command allows a tracker run's display name). A run the warehouse does not
+  have is one line naming the runs it has; a run without the data the
+  command needs is one line saying what the run holds and what would land
+  the rest (``missing_note``): ``tbx: tracker history only; land rollout dumps
+  (obs ingest rollouts PATH --run tbx) to see prompts``.
+* ``choose_runs`` checks the runs a page is asked for, or falls back to the
+  page's default runs; ``runs_with_data`` splits a page's runs into those
+  with its data and those without.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, NamedTuple
@@ -28,48 +34,87 @@ class RunKind:
     """The runs with one kind of data: those with a row in any of ``marts`` (of those built)."""
 
     marts: tuple[str, ...]
-    # What they have, as errors word it ("reward data": "runs with reward data");
-    # empty for runs of any kind ("runs").
+    # What a run of this kind holds, as a one-line note words it ("reward data").
     data: str = ""
-    # How to land that data, for a run that has none ({run}: the run's id).
-    how: str = ""
-    # What an error about a run the warehouse does not know ends with.
-    hint: str = ""
+    # What lands that data for a run that has none ({run}: the run's id) ...
+    lands: str = ""
+    # ... and what it shows once landed (a command may say what it would show instead).
+    shows: str = ""
+    # Only the rows of a mart that meet its condition make a run of this kind.
+    where: tuple[tuple[str, str], ...] = ()
+    # The word for the kind in `obs runs --format json` ("rollouts", "history", ...).
+    key: str = ""
 
     @property
     def what(self) -> str:
         return f"runs with {self.data}" if self.data else "runs"
 
+    def runs_sql(self, present: set[str]) -> list[str]:
+        """A ``select run_id`` per built mart of the kind."""
+        conditions = dict(self.where)
+        return [
+            f"select run_id from {mart} where {conditions.get(mart, 'true')}"
+            for mart in self.marts
+            if mart in present
+        ]
 
-WITH_ROLLOUTS = RunKind(("fct_iteration_summary",))
+
+WITH_ROLLOUTS = RunKind(
+    ("fct_iteration_summary",),
+    "rollouts",
+    "rollout dumps (obs ingest rollouts PATH --run {run})",
+    "see prompts",
+    key="rollouts",
+)
 WITH_HISTORY = RunKind(
     ("dim_runs",),
-    hint="`obs runs` lists them, `obs ingest metrics PATH` then `obs build` adds one",
+    "tracker history",
+    "its tracker history (obs ingest metrics PATH --run {run})",
+    "see training metrics",
+    key="history",
 )
 WITH_REWARDS = RunKind(
     ("fct_reward_steps",),
     "reward data",
-    how="land per-function rewards with `obs ingest rollouts DIR --run {run}` (a `rewards`"
-    " object per sample) or a tracker log with reward metrics, then `obs build`",
+    "per-function rewards (rollouts with reward columns, or obs ingest monitoring DIR"
+    " --run {run}) or a tracker history that logs the reward",
+    "see reward monitoring",
+    key="rewards",
 )
+WITH_AGENT = RunKind(
+    ("fct_eval_steps", "fct_group_summary", "fct_turn_advantages"),
+    "agent data",
+    "the agent's eval logs (obs ingest eval-logs DIR --run {run}) or console log"
+    " (obs ingest trainer-log FILE --run {run})",
+    "see its turns",
+    # a group summary with only times or tokens (any trainer's train/* keys) is no agent's
+    where=(("fct_group_summary", "basis is not null"),),
+    key="agent",
+)
+# What a run can hold, in the order a note lists it.
+KINDS = (WITH_ROLLOUTS, WITH_HISTORY, WITH_REWARDS, WITH_AGENT)
+
+# An agent's records one at a time (`obs show`).
 WITH_TURN_ADVANTAGES = RunKind(
     ("fct_turn_advantages",),
     "turn advantages",
-    how="land rollouts with `turn_advantages` or `turn_rewards` (`obs ingest rollouts DIR"
-    " --run {run}`) or the trainer's console log (`obs ingest trainer-log FILE --run {run}`),"
-    " then `obs build`",
+    "rollouts with `turn_advantages` or `turn_rewards` (obs ingest rollouts DIR"
+    " --run {run}) or the trainer's console log (obs ingest trainer-log FILE --run {run})",
+    "see its turn advantages",
 )
 WITH_GROUP_SUMMARIES = RunKind(
     ("fct_group_summary",),
     "group summaries",
-    how="land rollouts with `group_id`, `num_turns`/`max_turns` or `exit_reason` (`obs ingest"
-    " rollouts DIR --run {run}`) or the trainer's console log (`obs ingest trainer-log FILE"
-    " --run {run}`), then `obs build`",
+    "rollouts with `group_id`, `num_turns`/`max_turns` or `exit_reason` (obs ingest"
+    " rollouts DIR --run {run}) or the trainer's console log (obs ingest trainer-log FILE"
+    " --run {run})",
+    "see its group summaries",
 )
 WITH_EVAL_STEPS = RunKind(
     ("fct_eval_steps",),
     "eval steps",
-    how="land the eval files with `obs ingest eval-logs DIR --run {run}`, then `obs build`",
+    "the eval files (obs ingest eval-logs DIR --run {run})",
+    "see its eval steps",
 )
 
 
@@ -78,24 +123,76 @@ class FoundRun(NamedTuple):
     has_data: bool  # False only for a run resolved without the kind's data (required=False)
 
 
+# Each run the warehouse has, and the kinds of data it holds (KINDS' order).
+Holdings = Mapping[str, tuple[RunKind, ...]]
+
+
+def holdings(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[RunKind, ...]]:
+    """Every run of the warehouse, sorted, with the kinds of data it holds."""
+    present = table_names(con)
+    parts = [
+        f"select distinct run_id, {index} as kind from ({sql})"
+        for index, kind in enumerate(KINDS)
+        for sql in kind.runs_sql(present)
+    ]
+    if not parts:
+        return {}
+    found = con.execute(
+        f"select run_id, list(distinct kind order by kind) from ({' union all '.join(parts)}) "
+        "group by 1 order by 1"
+    ).fetchall()
+    return {str(run): tuple(KINDS[k] for k in kinds) for run, kinds in found}
+
+
+def holds(kinds: Sequence[RunKind]) -> str:
+    """What a run holds, in words: ``tracker history only``, ``rollouts and reward data``."""
+    names = [kind.data for kind in kinds]
+    if not names:
+        return "nothing"
+    if len(names) == 1:
+        return f"{names[0]} only"
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def missing_note(
+    runs: Sequence[str], held: Sequence[RunKind], missing: Sequence[RunKind], shows: str = ""
+) -> str:
+    """The one line for runs that hold ``held`` and not ``missing``: what they hold, what
+    would land the rest and what it would show (``shows``, else the first missing kind's).
+
+    ``tbx: tracker history only; land rollout dumps (obs ingest rollouts PATH --run tbx)
+    to see prompts``. Several runs holding the same share one line (``--run RUN``).
+    """
+    run = runs[0] if len(runs) == 1 else "RUN"
+    lands = " and ".join(kind.lands.format(run=run) for kind in missing)
+    return f"{run_list(runs)}: {holds(held)}; land {lands} to {shows or missing[0].shows}"
+
+
+def notes_for(found: Holdings, runs: Iterable[str], missing: RunKind, shows: str = "") -> list[str]:
+    """A line per set of ``runs`` that hold the same data and not ``missing``."""
+    grouped: dict[tuple[RunKind, ...], list[str]] = {}
+    for run in runs:
+        if missing not in found.get(run, ()):
+            grouped.setdefault(found.get(run, ()), []).append(run)
+    return [missing_note(names, held, [missing], shows) for held, names in grouped.items()]
+
+
 def runs_of(con: duckdb.DuckDBPyConnection, *kinds: RunKind) -> list[str]:
     """Every run of ``kinds``, sorted (none of a kind whose marts are not built)."""
     present = table_names(con)
-    marts = [mart for mart in dict.fromkeys(m for k in kinds for m in k.marts) if mart in present]
-    if not marts:
+    parts = [sql for kind in kinds for sql in kind.runs_sql(present)]
+    if not parts:
         return []
-    union = " union ".join(f"select run_id from {mart}" for mart in marts)
+    union = " union ".join(parts)
     found = con.execute(f"select distinct run_id from ({union}) order by 1").fetchall()
     return [str(row[0]) for row in found]
 
 
 def has_run(con: duckdb.DuckDBPyConnection, kind: RunKind, run: str) -> bool:
     """Whether ``run`` is an id of one of ``kind``'s runs."""
-    present = table_names(con)
     return any(
-        con.execute(f"select 1 from {mart} where run_id = ? limit 1", [run]).fetchall()
-        for mart in kind.marts
-        if mart in present
+        con.execute(f"select 1 from ({sql}) where run_id = ? limit 1", [run]).fetchall()
+        for sql in kind.runs_sql(table_names(con))
     )
 
 
@@ -120,45 +217,48 @@ def _named(con: duckdb.DuckDBPyConnection, warehouse: Path, name: str, strict: b
     return None
 
 
+def find_run(
+    con: duckdb.DuckDBPyConnection,
+    warehouse: Path,
+    run: str,
+    found: Holdings,
+    by_name: Literal["unique", "strict"] | None = None,
+) -> str:
+    """The id of the run ``run`` names: a run id of ``found``, else (``by_name``) a tracker
+    run's display name; a run the warehouse does not have is an error naming its runs."""
+    if run in found:
+        return run
+    named = _named(con, warehouse, run, strict=by_name == "strict") if by_name else None
+    if named is None:
+        raise unknown_run(warehouse, run, found)
+    return named
+
+
 def resolve_run(
     con: duckdb.DuckDBPyConnection,
     warehouse: Path,
     run: str,
     kind: RunKind,
     *,
-    known: Sequence[RunKind] = (),
     by_name: Literal["unique", "strict"] | None = None,
-    listed: RunKind | None = None,
     required: bool = True,
+    shows: str = "",
 ) -> FoundRun:
-    """The run ``run`` names among ``kind``'s runs.
+    """The run ``run`` names, and whether it holds ``kind``'s data.
 
-    ``run`` is a run id; with ``by_name`` also a tracker run's display name when
-    one run has it ("strict": a name several runs share is an error asking for
-    the id). ``known`` are other runs the warehouse knows: one of them without
-    ``kind``'s data is an error saying what would land it, or (not ``required``)
-    comes back with ``has_data`` False. A run found nowhere is an error naming
-    ``listed``'s runs (default: ``kind``'s; ``kind``'s too when ``listed``'s
-    marts are not built).
+    ``run`` is a run id; with ``by_name`` also a tracker run's display name
+    when one run has it ("strict": a name several runs share is an error
+    asking for the id). A run the warehouse does not have is an error naming
+    every run it has. A run without ``kind``'s data is an error saying what
+    it holds and what would land that data (to show ``shows``), or (not
+    ``required``) comes back with ``has_data`` False.
     """
-    if has_run(con, kind, run):
-        return FoundRun(run, True)
-    found = run if any(has_run(con, other, run) for other in known) else None
-    if found is None and by_name is not None:
-        found = _named(con, warehouse, run, strict=by_name == "strict")
-        if found is not None and has_run(con, kind, found):
-            return FoundRun(found, True)
-    if found is None:
-        present = table_names(con)
-        built = listed is not None and any(mart in present for mart in listed.marts)
-        named = listed if listed is not None and built else kind
-        raise unknown_run(warehouse, run, runs_of(con, named), what=named.what, hint=named.hint)
-    if required:
-        raise ReportError(
-            f"{warehouse}: run '{run}' has no {kind.data} ({kind.what}:"
-            f" {run_list(runs_of(con, kind))}); " + kind.how.format(run=found)
-        )
-    return FoundRun(found, False)
+    found = holdings(con)
+    run_id = find_run(con, warehouse, run, found, by_name)
+    has_data = kind in found[run_id] if kind in KINDS else has_run(con, kind, run_id)
+    if not has_data and required:
+        raise ReportError(missing_note([run_id], found[run_id], [kind], shows))
+    return FoundRun(run_id, has_data)
 
 
 def choose_runs(
@@ -189,9 +289,9 @@ def runs_with_data(
     """A page's runs: those asked for (default: every run ``with_data``) that have its
     data, and those asked for that have none.
 
-    A run the warehouse does not know at all (no rollouts, no tracker history,
-    no row in ``marts``) is an error naming the runs it knows.
+    A run the warehouse does not have at all (in no mart of ``KINDS`` or
+    ``marts``) is an error naming the runs it has.
     """
-    known = runs_of(con, WITH_ROLLOUTS, WITH_HISTORY, RunKind(tuple(marts)))
+    known = [*holdings(con), *runs_of(con, RunKind(tuple(marts)))]
     asked = choose_runs(warehouse, runs, with_data, known)
     return [r for r in asked if r in with_data], [r for r in runs or () if r not in with_data]

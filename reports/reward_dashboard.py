@@ -12,6 +12,7 @@ Python only picks rows and formats them: every statistic is the marts'.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,8 +26,10 @@ from markupsafe import Markup
 from obs.reports.charts import (
     RAW_DATA,
     REWARD_QUALITY,
+    REWARD_SIGNAL,
     REWARD_SUMMARY,
     REWARDS,
+    TRAINING,
     ChartData,
     charts_of,
     page_marts,
@@ -52,8 +55,9 @@ PAGE = SectionsPage(
     assets_template="_reward_assets.html",
 )
 
-# The marts the page reads: a warehouse built before them has no reward data to show.
-REWARD_MARTS = page_marts(REWARDS)
+# The marts the page reads beyond the training dashboard's (it reads the runs' mean
+# score there too): a warehouse built before them has no reward data to show.
+REWARD_MARTS = tuple(mart for mart in page_marts(REWARDS) if mart not in page_marts(TRAINING))
 RAW_ROWS = 1000  # steps in each run's raw data table (the first ones)
 RAW_PAGE = 25  # rows on one page of the raw data table
 # The raw data table: fct_reward_steps' columns as reward_steps.sql reads them.
@@ -95,6 +99,8 @@ class RewardRun:
     advice: dict[str, list[str]]
     raw_rows: list[list[str]]
     raw_total: int
+    # What the total reward R of the page is, and how it stands to the rollouts' score.
+    total_note: str = ""
 
 
 @dataclass
@@ -181,7 +187,44 @@ def _reward_run(run: str, frames: dict[str, pd.DataFrame]) -> RewardRun:
         [_cell(row[column], spec) for column, spec in RAW_COLUMNS]
         for row in steps.head(RAW_ROWS).to_dict("records")
     ]
-    return RewardRun(run, summary, built, advice, raw, len(steps))
+    return RewardRun(run, summary, built, advice, raw, len(steps), total_note(summary, functions))
+
+
+# The note saying what the reward tabs' total reward is (obs serve shows it under this).
+TOTAL_TITLE = "The total reward R"
+# More reward functions than this are counted in the note, not named.
+NAMED_FUNCTIONS = 4
+
+
+def total_note(summary: dict[str, Any], functions: Sequence[str]) -> str:
+    """What the total reward R of the reward tabs is: each sample's reward functions summed
+    (``samples``) or the reward the trainer logged (``logged``); and, for a run with
+    rollouts, whether R is their score (a dump's score need not be the sum: the IFEval
+    dumps' score is not V_i + S_i + format_score)."""
+    basis = summary.get("current_basis")
+    if basis == "logged":
+        return (
+            "The reward on these tabs is R, the total reward the trainer logged (its mean and"
+            " std at each step), not a sum over reward functions"
+        )
+    if basis != "samples":
+        return ""
+    names = sorted(str(f) for f in functions)
+    summed = " + ".join(names) if len(names) <= NAMED_FUNCTIONS else f"{len(names)} functions"
+    note = f"The reward on these tabs is R, each sample's reward functions summed ({summed})"
+    mean, score = _number(summary.get("current_mean")), _number(summary.get("current_score"))
+    if mean is None or score is None:
+        return note
+    if math.isclose(mean, score, rel_tol=1e-9, abs_tol=1e-12):
+        return f"{note}, which here is the rollouts' score"
+    return (
+        f"{note}, not the rollouts' score: at step {int(summary['last_step'])} R averages"
+        f" {mean:.3f} and the score {score:.3f} (the mean rollout score of the training tabs)"
+    )
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None or pd.isna(value) else float(value)
 
 
 def _tiles(summary: dict[str, Any]) -> list[dict[str, str]]:
@@ -192,7 +235,7 @@ def _tiles(summary: dict[str, Any]) -> list[dict[str, str]]:
         verdict = f"{verdict} ({', '.join(suspects)})"
     return [
         {"label": "Total Steps Tracked", "value": _cell(summary.get("steps"), "d")},
-        {"label": "Current Mean Reward", "value": _cell(summary.get("current_mean"), ".3f")},
+        {"label": "Current Mean Reward R", "value": _cell(summary.get("current_mean"), ".3f")},
         {
             "label": "Signal-to-Noise Ratio",
             "value": _cell(summary.get("current_signal_to_noise"), ".3f"),
@@ -235,6 +278,9 @@ def reward_sections(run: RewardRun) -> list[dict[str, Any]]:
     the tab's charts, with the summary tiles first, the quality report's advice after
     the quality score, and the raw data table last."""
     blocks: dict[str, list[dict[str, Any]]] = {tab: [] for tab in REWARDS.tabs}
+    if run.total_note:
+        for tab in (REWARD_SUMMARY, REWARD_SIGNAL):
+            blocks[tab].append({"kind": "note", "title": TOTAL_TITLE, "text": run.total_note})
     blocks[REWARD_SUMMARY].append(
         {
             "kind": "kpis",

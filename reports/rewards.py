@@ -15,7 +15,7 @@ from typing import Any
 
 import duckdb
 from obs.reports.errors import ReportError
-from obs.reports.resolve import WITH_HISTORY, WITH_REWARDS, WITH_ROLLOUTS, resolve_run
+from obs.reports.resolve import WITH_REWARDS, resolve_run
 from obs.reports.runs_format import table, to_json
 from obs.reports.warehouse import connect, require_tables, rows, table_names
 
@@ -87,16 +87,7 @@ def _resolve(
     """The run id of ``run`` (an id, else a unique run name) and whether it has reward
     data; a run that is not there at all is a one-line ReportError, and so is one
     without reward data when ``need_rewards``."""
-    return resolve_run(
-        con,
-        warehouse,
-        run,
-        WITH_REWARDS,
-        known=(WITH_HISTORY, WITH_ROLLOUTS),
-        by_name="strict",
-        listed=WITH_HISTORY,
-        required=need_rewards,
-    )
+    return resolve_run(con, warehouse, run, WITH_REWARDS, by_name="strict", required=need_rewards)
 
 
 def _alerts_where(run_id: str | None, level: str, since_step: int | None) -> tuple[str, list[Any]]:

@@ -19,7 +19,7 @@ from typing import Any
 import plotly.graph_objects as go
 from obs.reports.figures.base import whole_ticks
 from obs.reports.page import embed, environment, plotly_script
-from obs.reports.runs import TRAINING, Analysis, Section, open_runs
+from obs.reports.runs import FINDINGS, TRAINING, Analysis, Section, open_runs
 from obs.reports.runs_format import number
 from obs.reports.warehouse import rows, table_names
 
@@ -489,7 +489,7 @@ def report_content(warehouse: Path, analysis: Analysis) -> ReportContent:
                 charts.append((section.title, drawn.use_for, drawn.figure))
             elif drawn is not None:
                 missing.append({"number": section.number, "title": section.title, "why": drawn.why})
-            elif section.number and not section.available:
+            elif not section.available and section.title != FINDINGS:
                 missing.append(
                     {"number": section.number, "title": section.title, "why": section.note}
                 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -16,7 +17,14 @@ from typing import Any
 
 import duckdb
 from obs.reports.errors import ReportError
-from obs.reports.resolve import WITH_HISTORY, WITH_ROLLOUTS, resolve_run
+from obs.reports.resolve import (
+    WITH_HISTORY,
+    WITH_ROLLOUTS,
+    find_run,
+    holdings,
+    notes_for,
+    resolve_run,
+)
 from obs.reports.warehouse import connect, require_tables, rows, table_names
 
 # Training metrics shown in section 2, in this order, and whether lower is better.
@@ -42,6 +50,8 @@ LOWER_IS_BETTER = {name for name, lower in TRAINING if lower} | {
     "max_volume_reload_s",
 }
 SEVERITIES = ("info", "warning", "critical")
+# The section of every finding, with its evidence and hypotheses.
+FINDINGS = "Findings and hypotheses"
 
 
 def lower_is_better(metric: str) -> bool:
@@ -110,9 +120,16 @@ def list_runs(
     state: str | None = None,
     config: list[tuple[str, str]] | None = None,
 ) -> list[dict[str, Any]]:
-    """Runs matching every filter (config values compare as numbers when both are)."""
+    """Runs matching every filter (config values compare as numbers when both are), each
+    with what it holds (``holds``: rollouts, history, rewards, agent).
+
+    With no filter, every run of the warehouse: a run without a tracker history (its
+    rollouts or an agent's records only) has no name, state, source or steps. A filter
+    reads the tracker's attributes, so only tracker runs match one.
+    """
     con = open_runs(warehouse)
     try:
+        found = holdings(con)
         where, params = ["true"], []
         if project is not None:
             where.append("project = ?")
@@ -124,20 +141,39 @@ def list_runs(
             where.append("state = ?")
             params.append(state)
         for key, value in config or []:
+            # A dotted KEY finds a key whose name holds the dots too: a flattened
+            # config's `"actor.optim.lr"` is `actor.optim.lr` to whoever types it.
             where.append(
-                "run_id in (select run_id from fct_run_config where key = ? and (value = ? "
+                "run_id in (select run_id from fct_run_config where (key = ? or "
+                "replace(key, '\"', '') = ?) and (value = ? "
                 "or try_cast(value as double) = try_cast(? as double)))"
             )
-            params += [key, value, value]
-        return rows(
+            params += [key, key, value, value]
+        listed = rows(
             con,
             "select run_id, name, state, source, project, tags, created_at, steps, last_step, "
-            f"metrics from dim_runs where {' and '.join(where)} order by created_at nulls last, "
-            "run_id",
+            f"metrics from dim_runs where {' and '.join(where)}",
             params,
         )
     finally:
         con.close()
+    if len(where) == 1:
+        tracked = {row["run_id"] for row in listed}
+        listed += [
+            {
+                "run_id": run_id,
+                **dict.fromkeys(("name", "state", "source", "project", "created_at")),
+                "tags": [],
+                **dict.fromkeys(("steps", "last_step", "metrics")),
+            }
+            for run_id in found
+            if run_id not in tracked
+        ]
+    for row in listed:
+        row["holds"] = [kind.key for kind in found.get(row["run_id"], ())]
+    return sorted(
+        listed, key=lambda r: (r["created_at"] is None, r["created_at"] or 0, r["run_id"])
+    )
 
 
 # --------------------------------------------------------------------------- obs analyze
@@ -163,7 +199,11 @@ class Analysis:
 
 
 def analyze(warehouse: Path, run: str) -> Analysis:
-    """The analyze-experiment workflow for one run, section by section."""
+    """The analyze-experiment workflow for one run, section by section.
+
+    It reads the run's tracker history: a run without one (its rollouts only)
+    is a one-line error saying what it holds and what would land the history.
+    """
     con = open_runs(warehouse)
     try:
         run_id = resolve_run(con, warehouse, run, WITH_HISTORY, by_name="strict").run_id
@@ -388,14 +428,14 @@ def _power_law(
 
 def _evaluation(con: duckdb.DuckDBPyConnection, run_id: str, present: set[str]) -> Section:
     if "fct_eval_results" not in present:
-        return Section(10, "Evaluation results", None, "fct_eval_results is not built")
+        return Section(9, "Evaluation results", None, "fct_eval_results is not built")
     data = rows(
         con,
         "select opponent, step, win_rate, survival_rate, avg_centers from fct_eval_results "
         "where run_id = ? and is_latest order by opponent",
         [run_id],
     )
-    return Section(10, "Evaluation results", data, "" if data else "no eval/vs_* metrics logged")
+    return Section(9, "Evaluation results", data, "" if data else "no eval/vs_* metrics logged")
 
 
 def _closest(con: duckdb.DuckDBPyConnection, run_id: str) -> Section:
@@ -417,7 +457,7 @@ def _closest(con: duckdb.DuckDBPyConnection, run_id: str) -> Section:
         {"run": run_id},
     )
     if not similar:
-        return Section(11, "Compare with similar runs", None, "no other run shares a config value")
+        return Section(10, "Compare with similar runs", None, "no other run shares a config value")
     compared = []
     for other in similar:
         result = compare_runs(con, [run_id, other["run_id"]], None, {})
@@ -429,16 +469,16 @@ def _closest(con: duckdb.DuckDBPyConnection, run_id: str) -> Section:
                 "metrics": result["metrics"],
             }
         )
-    return Section(11, "Compare with similar runs", compared)
+    return Section(10, "Compare with similar runs", compared)
 
 
 def _findings_section(con: duckdb.DuckDBPyConnection, run_id: str, present: set[str]) -> Section:
     if "fct_run_findings" not in present:
-        return Section(None, "Findings and hypotheses", None, "fct_run_findings is not built")
+        return Section(11, FINDINGS, None, "fct_run_findings is not built")
     data = load_findings_from(con, run_id, None)
     return Section(
-        None,
-        "Findings and hypotheses",
+        11,
+        FINDINGS,
         data,
         "" if data else "no pattern matched: nothing to warn about",
     )
@@ -496,26 +536,32 @@ def compare(
     metrics: list[str] | None = None,
     targets: dict[str, float] | None = None,
 ) -> dict[str, Any]:
+    """Compare runs, in the order given: their metrics and config (tracker histories)
+    and their prompts (rollouts).
+
+    Any run the warehouse has takes part. ``notes``: a line per set of runs that lack
+    what another compared run has (a tracker history, rollouts), saying what they hold
+    and what would land the rest.
+    """
     con = open_runs(warehouse)
     try:
-        # a run with rollouts only (no tracker history) is compared prompt by prompt
-        ids = [
-            resolve_run(
-                con,
-                warehouse,
-                r,
-                WITH_HISTORY,
-                known=(WITH_ROLLOUTS,),
-                by_name="strict",
-                required=False,
-            ).run_id
-            for r in runs
-        ]
+        found = holdings(con)
+        ids = [find_run(con, warehouse, r, found, by_name="strict") for r in runs]
         if len(set(ids)) < 2:
             raise ReportError("compare needs at least two different runs")
-        return compare_runs(con, ids, metrics, targets or {})
+        result = compare_runs(con, ids, metrics, targets or {})
     finally:
         con.close()
+    result["notes"] = [
+        note
+        for kind, shows in (
+            (WITH_HISTORY, "compare training metrics and config"),
+            (WITH_ROLLOUTS, "compare prompts"),
+        )
+        if any(kind in found[run] for run in ids)
+        for note in notes_for(found, ids, kind, shows)
+    ]
+    return result
 
 
 def _metric_rows(con: duckdb.DuckDBPyConnection, run_id: str, metric: str) -> dict[str, Any] | None:
@@ -612,6 +658,13 @@ def compare_runs(
 
 
 def _config_diff(con: duckdb.DuckDBPyConnection, ids: list[str]) -> list[dict[str, Any]]:
+    """The config keys whose values differ between ``ids``, as people read them.
+
+    A key is shown without the quotes the flattening puts around a name holding a dot
+    (``actor.optim.lr``, not ``"actor.optim.lr"``) unless another key of the diff then
+    reads the same; a number is shown one way whatever way its tracker wrote it (1e-06
+    and 0.000001 are both ``1e-06``).
+    """
     marks = ", ".join("?" for _ in ids)
     found = rows(
         con,
@@ -622,12 +675,33 @@ def _config_diff(con: duckdb.DuckDBPyConnection, ids: list[str]) -> list[dict[st
     by_key: dict[str, dict[str, Any]] = {}
     for row in found:
         by_key.setdefault(row["key"], {})[row["run_id"]] = row["value"]
-    diffs = []
-    for key, values in by_key.items():
-        shown = [values.get(r) for r in ids]
-        if len({_as_number(v) for v in shown}) > 1:  # 7 and 7.0 are one value
-            diffs.append({"key": key, "values": dict(zip(ids, shown, strict=True))})
-    return diffs
+    differing = [
+        (key, [values.get(r) for r in ids])
+        for key, values in by_key.items()
+        if len({_as_number(values.get(r)) for r in ids}) > 1  # 7 and 7.0 are one value
+    ]
+    plain = [key.replace('"', "") for key, _ in differing]
+    return [
+        {
+            "key": name if plain.count(name) == 1 else key,
+            "values": dict(zip(ids, map(_config_value, shown), strict=True)),
+        }
+        for (key, shown), name in zip(differing, plain, strict=True)
+    ]
+
+
+NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def _config_value(value: Any) -> Any:
+    """A config value as text, a number in one form: an integer as written, any other
+    number as Python writes the float (the shortest text that reads back the same)."""
+    if not isinstance(value, str) or not NUMBER.fullmatch(value.strip()):
+        return value
+    text = value.strip()
+    if re.fullmatch(r"[-+]?\d+", text):
+        return str(int(text))
+    return repr(float(text))
 
 
 def _as_number(value: Any) -> Any:
@@ -640,6 +714,9 @@ def _as_number(value: Any) -> Any:
 def _prompt_diff(
     con: duckdb.DuckDBPyConnection, ids: list[str], present: set[str]
 ) -> list[dict[str, Any]]:
+    """Each pair of runs that trained on the same prompts, in the order the runs were given
+    (the mart holds each pair once, its runs sorted: a pair given the other way round reads
+    its columns the other way round)."""
     if "fct_prompt_run_diff" not in present:
         return []
     out = []
@@ -657,8 +734,20 @@ def _prompt_diff(
                 "from fct_prompt_run_diff where run_a = ? and run_b = ?",
                 [first, second],
             )
-            if row and row["shared_prompts"]:
-                out.append({"run_a": first, "run_b": second, **row})
+            if not row or not row["shared_prompts"]:
+                continue
+            if first != a:
+                row = {
+                    "shared_prompts": row["shared_prompts"],
+                    "learned_only_in_a": row["learned_only_in_b"],
+                    "learned_only_in_b": row["learned_only_in_a"],
+                    "forgotten_only_in_a": row["forgotten_only_in_b"],
+                    "forgotten_only_in_b": row["forgotten_only_in_a"],
+                    "mean_final_score_delta": None
+                    if row["mean_final_score_delta"] is None
+                    else -row["mean_final_score_delta"],
+                }
+            out.append({"run_a": a, "run_b": b, **row})
     return out
 
 

@@ -7,6 +7,7 @@ import math
 from datetime import datetime
 from typing import Any
 
+from obs.reports.resolve import KINDS
 from obs.reports.runs import Analysis, Section
 
 RULE = "=" * 72
@@ -297,11 +298,12 @@ def compare_text(result: dict[str, Any]) -> str:
 def runs_text(found: list[dict[str, Any]]) -> str:
     if not found:
         return "no runs match\n"
+    words = {kind.key: kind.data for kind in KINDS}
     lines = table(
-        ["run id", "name", "state", "source", "created", "steps", "tags"],
+        ["run id", "name", "state", "source", "created", "steps", "holds", "tags"],
         [
             [r["run_id"], r["name"], r["state"], r["source"], r["created_at"], r["steps"],
-             r["tags"]]
+             ", ".join(words[k] for k in r["holds"]), r["tags"]]
             for r in found
         ],
     )  # fmt: skip

@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from obs.reports.resolve import WITH_ROLLOUTS, choose_runs, runs_of
+from obs.reports.headline import solved_line
+from obs.reports.resolve import WITH_ROLLOUTS, holdings, notes_for, resolve_run
 from obs.reports.warehouse import connect, require_tables, rows
 
-MARTS = ("fct_iteration_summary", "fct_prompt_learning", "dim_prompts")
+MARTS = ("fct_iteration_summary", "fct_prompt_learning", "dim_prompts", "rpt_dashboard_settings")
 
 
 @dataclass
@@ -28,21 +29,47 @@ class RunSummary:
     prompts_never_solved: int
     prompts_stuck_solved: int
     prompts_stuck_failed: int
+    # What "solved" and "learned" counted (fct_iteration_summary.solved_by), the
+    # threshold a score had to reach, and the run's score range.
+    solved_by: str = "instructions"
+    pass_threshold: float = 0.5
+    min_score: float | None = None
+    max_score: float | None = None
     by_iteration: list[dict[str, Any]] = field(default_factory=list)
     upsampling: list[dict[str, Any]] = field(default_factory=list)
 
 
-def load_summary(warehouse: Path, run: str | None = None, top: int = 10) -> list[RunSummary]:
-    """One summary per run (only ``run`` when given), read from the built marts."""
+@dataclass
+class Summaries:
+    """``obs summary``'s answer: a summary per run with rollouts, and a line per set of
+    runs without any, saying what they hold and what would land their prompts."""
+
+    runs: list[RunSummary]
+    notes: list[str] = field(default_factory=list)
+
+
+def read_summaries(warehouse: Path, run: str | None = None, top: int = 10) -> Summaries:
+    """A summary of each run with rollouts (only ``run`` when given), read from the built
+    marts; a run given without rollouts is a one-line error saying what it holds."""
     con = connect(warehouse)
     try:
         require_tables(con, warehouse, *MARTS)
-        runs = choose_runs(
-            warehouse, [run] if run is not None else None, runs_of(con, WITH_ROLLOUTS)
+        if run is not None:
+            run_id = resolve_run(con, warehouse, run, WITH_ROLLOUTS, by_name="unique").run_id
+            return Summaries([_one_run(con, run_id, top)])
+        found = holdings(con)
+        with_rollouts = [r for r, kinds in found.items() if WITH_ROLLOUTS in kinds]
+        return Summaries(
+            [_one_run(con, run_id, top) for run_id in with_rollouts],
+            notes_for(found, found, WITH_ROLLOUTS),
         )
-        return [_one_run(con, run_id, top) for run_id in runs]
     finally:
         con.close()
+
+
+def load_summary(warehouse: Path, run: str | None = None, top: int = 10) -> list[RunSummary]:
+    """One summary per run with rollouts (only ``run`` when given), read from the marts."""
+    return read_summaries(warehouse, run, top).runs
 
 
 def _one_run(con: Any, run_id: str, top: int) -> RunSummary:
@@ -55,6 +82,24 @@ def _one_run(con: Any, run_id: str, top: int) -> RunSummary:
             max(iteration) as last_iteration,
             sum(n_rollouts) as rollouts
         from fct_iteration_summary
+        where run_id = ?
+        """,
+        [run_id],
+    )[0]
+    scale = rows(
+        con,
+        """
+        select
+            case
+                when sum(n_judged_by_instructions) = 0 then 'pass_threshold'
+                when sum(n_judged_by_instructions) = sum(n_rollouts) then 'instructions'
+                else 'both'
+            end as solved_by,
+            any_value(rpt_dashboard_settings.pass_threshold) as pass_threshold,
+            min(min_score) as min_score,
+            max(max_score) as max_score
+        from fct_iteration_summary
+        cross join rpt_dashboard_settings
         where run_id = ?
         """,
         [run_id],
@@ -111,6 +156,10 @@ def _one_run(con: Any, run_id: str, top: int) -> RunSummary:
         run_id=run_id,
         **{k: int(v) if v is not None else 0 for k, v in counts.items()},
         **{k: int(v) for k, v in prompts.items()},
+        solved_by=str(scale["solved_by"]),
+        pass_threshold=float(scale["pass_threshold"]),
+        min_score=scale["min_score"],
+        max_score=scale["max_score"],
         by_iteration=by_iteration,
         upsampling=upsampling,
     )
@@ -135,6 +184,7 @@ def format_summary(run: RunSummary) -> str:
         f"plateaued {run.prompts_plateaued}",
         f"dead prompts (no GRPO signal lately): stuck solved {run.prompts_stuck_solved}  "
         f"stuck failed {run.prompts_stuck_failed}",
+        solved_line(run.solved_by, run.pass_threshold, run.min_score, run.max_score),
         "",
         f"{'iter':>5} {'prompts':>8} {'rollouts':>9} {'mean':>7} {'strict':>7} "
         f"{'zv_solved':>10} {'zv_failed':>10}",

@@ -49,7 +49,7 @@ from obs.monitor.format import (
     function_std_key,
 )
 from obs.reports.errors import ReportError
-from obs.reports.resolve import WITH_HISTORY, WITH_ROLLOUTS, resolve_run
+from obs.reports.resolve import WITH_HISTORY, resolve_run
 from obs.reports.runs import open_runs
 from obs.reports.warehouse import require_tables, rows
 
@@ -189,13 +189,7 @@ def _read_marts(
     con = open_runs(warehouse)
     try:
         run_id = resolve_run(
-            con,
-            warehouse,
-            run,
-            WITH_HISTORY,
-            known=(WITH_ROLLOUTS,),
-            by_name="strict",
-            required=False,
+            con, warehouse, run, WITH_HISTORY, by_name="strict", required=False
         ).run_id
         require_tables(con, warehouse, STEP_MART, FUNCTION_MART)
         step_rows = rows(

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+from obs.core.places import no_warehouse
 from obs.reports.errors import ReportError
 
 # How many runs a one-line error names before it says how many there are in all.
@@ -16,9 +17,7 @@ RUNS_LISTED = 10
 def connect(warehouse: Path) -> duckdb.DuckDBPyConnection:
     """A read-only connection, with a one-line error when there is nothing to read."""
     if not warehouse.is_file():
-        raise ReportError(
-            f"{warehouse}: no warehouse yet; run `obs ingest rollouts ...` then `obs build`"
-        )
+        raise ReportError(no_warehouse(warehouse))
     try:
         return duckdb.connect(str(warehouse), read_only=True)
     except duckdb.Error as exc:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from obs.core.lake_layout import run_folder
+from obs.core.places import empty_lake
 from obs.runner import build_state
 from obs.runner.dbt import Dbt, project_dir
 from obs.runner.errors import DbtError
@@ -49,8 +50,7 @@ def check_lake(lake: Path) -> None:
     """Refuse a lake with nothing landed, or one an older obs wrote, in one line."""
     if not any((lake / table).is_dir() for table in ("rollouts", "metrics", "runs")):
         raise DbtError(
-            f"{lake}: nothing landed in this lake yet; run `obs ingest rollouts PATH` "
-            "or `obs ingest metrics PATH` first"
+            empty_lake(lake, "run `obs ingest rollouts PATH` or `obs ingest metrics PATH` first")
         )
     old = next((lake / "rollouts").glob(f"{run_folder('*')}/*.parquet"), None)
     if old is not None:

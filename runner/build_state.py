@@ -76,14 +76,13 @@ def full_refresh(extra_args: Sequence[str]) -> bool:
     return any(arg in {"--full-refresh", "-f"} for arg in extra_args)
 
 
-def lake_marks(lake: Path) -> dict[str, str]:
-    """A mark per lake table that changes whenever a part is published to it."""
+def lake_marks(lake: Path, tables: Sequence[str]) -> dict[str, str]:
+    """A mark per lake table of ``tables`` (the project's sources, ``_rejects`` among
+    them) that changes whenever a part is published to it."""
     if not lake.is_dir():
         return {}
     return {
-        table.name: _newest_publish(table)
-        for table in sorted(lake.iterdir())
-        if table.is_dir() and not table.name.startswith(("_", "."))
+        table: _newest_publish(lake / table) for table in sorted(tables) if (lake / table).is_dir()
     }
 
 
@@ -165,7 +164,7 @@ class Plan:
 
 def plan(warehouse: Path, lake: Path, extra_args: Sequence[str], sources: Sequence[str]) -> Plan:
     """Compare the lake and project with the record of the last full build."""
-    marks = {t: m for t, m in lake_marks(lake).items() if t in sources}
+    marks = lake_marks(lake, sources)
     # The views name the lake's path: another lake (or the lake moved) is
     # another warehouse's worth of rows.
     fingerprint = project_fingerprint([*extra_args, f"--obs-lake={lake.resolve()}"])

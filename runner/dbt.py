@@ -16,6 +16,7 @@ import re
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -204,6 +205,65 @@ def wait_for_warehouse(warehouse: Path, seconds: float) -> None:
             time.sleep(0.1)
 
 
+class LiveLine:
+    """dbt's progress as one live line on stderr, for while dbt itself is quiet.
+
+    Given dbt's events (``dbtRunner(callbacks=[line])``), it shows the node dbt
+    is at and how far along: ``building fct_prompt_learning (12/97)`` (the
+    same line as obs's executor) when dbt counts its nodes, ``compiling
+    dim_runs (41)`` when it does not. Only on a terminal (``enabled``); the
+    line is cleared when dbt is done (``close``).
+    """
+
+    # Events that carry a node and dbt's count of them (index of total), where dbt
+    # numbers its nodes (build, run, test); where it does not (compile), each node's
+    # start is counted here.
+    COUNTED = frozenset({"LogStartLine", "SkippingDetails"})
+    STARTED = "NodeStart"
+
+    def __init__(self, verb: str, enabled: bool, numbered: bool, stream: Any = None) -> None:
+        self.verb = verb
+        self.enabled = enabled
+        self.watched = self.COUNTED if numbered else frozenset({self.STARTED})
+        self.stream = stream if stream is not None else sys.stderr
+        self.started = 0
+        self.shown = False
+        self._lock = threading.Lock()  # dbt's threads send events side by side
+
+    def __call__(self, event: Any) -> None:
+        name = event.info.name
+        if not self.enabled or name not in self.watched:
+            return
+        data = event.data
+        node = data.node_info.node_name
+        with self._lock:
+            if name == self.STARTED:
+                self.started += 1
+                self._show(f"{self.verb} {node} ({self.started})")
+            else:
+                self._show(f"{self.verb} {node} ({data.index}/{data.total})")
+
+    def _show(self, text: str) -> None:
+        self.stream.write(f"\r\033[K{text}")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self.shown = False
+
+
+def live_line(command: str, extra_args: Sequence[str]) -> LiveLine:
+    """The live line of ``dbt <command>``: shown on a terminal while dbt is quiet (--quiet)."""
+    quiet = bool({"-q", "--quiet"} & set(extra_args))
+    compiles = command in {"compile", "parse"}
+    return LiveLine(
+        "compiling" if compiles else "building", quiet and sys.stderr.isatty(), not compiles
+    )
+
+
 @dataclass(frozen=True)
 class BuildResult:
     success: bool
@@ -273,10 +333,12 @@ class Dbt:
                     parsed = dbtRunner().invoke(self._args("parse", ["--no-write-json"]))
                     if parsed.success:
                         self._manifest = parsed.result
-                runner = dbtRunner(manifest=self._manifest)
+                line = live_line(command, extra_args)
+                runner = dbtRunner(manifest=self._manifest, callbacks=[line])
                 deadline = time.monotonic() + LOCK_WAIT_SECONDS
                 while True:
                     result = runner.invoke(self._args(command, extra_args))
+                    line.close()
                     # A reader that opened the file between the wait above and
                     # dbt's own open: dbt ran nothing yet, so try again.
                     if "Could not set lock" not in str(result.exception or ""):

@@ -77,7 +77,7 @@ def get_plan(args: Sequence[str], quiet: bool) -> plans.Plan | None:
 
         try:
             path_free_profile()
-            plan = plans.compile_plan(args, fingerprint)
+            plan = plans.compile_plan(args, fingerprint, not quiet and sys.stderr.isatty())
         except plans.PlanUnsupported as unsupported:
             if not quiet:
                 sys.stderr.write(f"building with dbt: the executor does not run {unsupported}\n")

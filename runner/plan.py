@@ -187,10 +187,12 @@ def save(plan: Plan) -> None:
             old.unlink(missing_ok=True)
 
 
-def compile_plan(args: Sequence[str], fingerprint: str) -> Plan:
+def compile_plan(args: Sequence[str], fingerprint: str, show_progress: bool = False) -> Plan:
     """Parse and compile the project in plan mode (a few seconds); raise PlanUnsupported
-    when it holds a node the executor does not run."""
+    when it holds a node the executor does not run. ``show_progress``: the node being
+    compiled as a live line on stderr."""
     from dbt.cli.main import dbtRunner
+    from obs.runner.dbt import LiveLine
 
     root = project_dir()
     with tempfile.TemporaryDirectory(prefix="obs-plan-") as scratch:
@@ -221,14 +223,17 @@ def compile_plan(args: Sequence[str], fingerprint: str) -> Plan:
             "OBS_LAKE": LAKE_PLACEHOLDER,
             "OBS_PLAN_MODE": "full",
         }
+        # the nodes dbt compiles, as a live line on a terminal (a few seconds)
+        line = LiveLine("compiling", show_progress, numbered=False)
         with environment(env), contextlib.redirect_stdout(sys.stderr):
             parsed = dbtRunner().invoke(["parse", *common, "--no-write-json", *args])
             if not parsed.success:
                 raise DbtError(f"dbt parse failed: {parsed.exception or 'see the log above'}")
             manifest: Any = parsed.result
-            full = dbtRunner(manifest=manifest).invoke(
+            full = dbtRunner(manifest=manifest, callbacks=[line]).invoke(
                 ["compile", *common, "--no-write-json", *args]
             )
+            line.close()
             full_code = _compiled(full, "compile")
             os.environ["OBS_PLAN_MODE"] = "incremental"
             incremental = dbtRunner(manifest=manifest).invoke(

@@ -11,7 +11,14 @@ import duckdb
 from obs.cli.errors import friendly_errors
 from obs.cli.options import Settings, pass_settings
 from obs.reports.errors import ReportError
-from obs.reports.warehouse import connect, require_tables, rows, unknown_run
+from obs.reports.resolve import (
+    WITH_HISTORY,
+    WITH_ROLLOUTS,
+    find_run,
+    holdings,
+    missing_note,
+)
+from obs.reports.warehouse import connect, require_tables, rows
 
 # One line per logged key: how its steps went, the worst one, the convention that matched.
 SUMMARY_SQL = """
@@ -46,45 +53,28 @@ def _sides(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[int, int]:
 
 
 def load_audit(warehouse: Path, run: str) -> list[dict[str, Any]]:
-    """The audit of one run, a row per logged key; a one-line error without both sides."""
+    """The audit of one run, a row per logged key; a one-line error without both sides
+    (what the run holds, and what would land the side it lacks)."""
     con = connect(warehouse)
     try:
         require_tables(
             con, warehouse, "fct_metric_audit", "fct_iteration_summary", "fct_metric_history"
         )
-        iterations, steps = _sides(con, run)
-        if not iterations and not steps:
-            known = [
-                r[0]
-                for r in con.execute(
-                    "select run_id from fct_iteration_summary union "
-                    "select run_id from fct_metric_history"
-                ).fetchall()
-            ]
-            raise unknown_run(
-                warehouse,
-                run,
-                known,
-                hint="`obs ingest rollouts PATH --run RUN` and "
-                "`obs ingest metrics PATH --run RUN`, then `obs build`, land both sides",
-            )
-        if not steps:
+        found = holdings(con)
+        run_id = find_run(con, warehouse, run, found, by_name="strict")
+        lacking = [kind for kind in (WITH_ROLLOUTS, WITH_HISTORY) if kind not in found[run_id]]
+        if lacking:
             raise ReportError(
-                f"run '{run}' holds rollouts ({iterations} iterations) but no tracker history; "
-                f"`obs ingest metrics PATH --run {run}` then `obs build` adds the logged side"
+                missing_note([run_id], found[run_id], lacking, "audit the logged metrics")
             )
-        if not iterations:
+        rows_found = rows(con, SUMMARY_SQL, [run_id])
+        if not rows_found:
+            iterations, steps = _sides(con, run_id)
             raise ReportError(
-                f"run '{run}' holds a tracker history ({steps} steps) but no rollouts; "
-                f"`obs ingest rollouts PATH --run {run}` then `obs build` adds the rollout side"
-            )
-        found = rows(con, SUMMARY_SQL, [run])
-        if not found:
-            raise ReportError(
-                f"run '{run}' holds rollouts ({iterations} iterations) and a tracker history "
+                f"run '{run_id}' holds rollouts ({iterations} iterations) and a tracker history "
                 f"({steps} steps), but no logged metric obs can recompute at a step both hold"
             )
-        return found
+        return rows_found
     finally:
         con.close()
 

@@ -73,7 +73,7 @@ def build(
     With --select, --exclude, --unit-tests or other dbt arguments, or
     OBS_ENGINE=dbt, dbt builds instead; --vars and --full-refresh work on
     either. A progress line (on a terminal) and a summary go to stderr; when
-    dbt builds, only its errors (-v: its whole log). stdout gets the
+    dbt builds, the progress line and its errors (-v: its whole log). stdout gets the
     warehouse path. Exit 1 when a model or test fails, with
     one line per broken rule.
 

@@ -97,6 +97,13 @@ def render_dashboard_command(
     reward data get seven more tabs: the reward monitoring of --kind rewards.
     Runs with agent data get three more: the agentic run of --kind agent.
 
+    A run with rollouts, reward data or agent data can be drawn: the page
+    opens on the first tab with something of it to show, and a run without
+    rollouts gets a line on stderr saying what it holds and what would land
+    its prompts (with none of the three: exit 1 with that line). With no
+    --run, the runs with rollouts or agent data (with neither, those with
+    reward data).
+
     Several runs: a "Run comparison" tab comes first (learning curves, prompt
     outcomes and instruction difficulty, every run in one chart), the header
     is a table of runs, and the other tabs show the run picked in the page.
@@ -137,6 +144,8 @@ def render_dashboard_command(
         raise click.UsageError("--chart needs --output-dir")
     with friendly_errors(settings.debug):
         dashboard = load_dashboard(settings.warehouse, runs or None, wanted)
+        for note in dashboard.notes:
+            echo_err(note)
         if output_dir is not None:
             for path in render_chart_files(dashboard, output_dir, output_format, plotlyjs, charts):
                 click.echo(str(path))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 from obs.cli.errors import friendly_errors
-from obs.cli.options import Settings, pass_settings
+from obs.cli.options import Settings, echo_err, pass_settings
 
 
 def _format(*choices: str):  # type: ignore[no-untyped-def]
@@ -51,7 +51,11 @@ def runs(
     configs: tuple[str, ...],
     output_format: str,
 ) -> None:
-    """List and search the tracker runs in the warehouse.
+    """List the runs in the warehouse, with what each holds; search the tracker runs.
+
+    Every run: those with a tracker history (name, state, source, steps,
+    tags) and those with rollouts or an agent's records only. The filters
+    read the tracker's attributes, so only tracker runs match them.
 
     \b
     Example:
@@ -88,10 +92,11 @@ def analyze(settings: Settings, run: str, output_format: str, out: Path | None) 
 
     Sections: 1 run info (config, state, tags, summary), 2 training metrics,
     3 performance, 4 extraction, 5 rollout reliability, 6 prefix cache,
-    7 power law, 8 league, 10 evaluation, 11 the closest runs by config and
-    how this one compares, then every finding with its evidence and
+    7 power law, 8 league, 9 evaluation, 10 the closest runs by config and
+    how this one compares, 11 every finding with its evidence and
     hypotheses, and 12 the export command. A section without data says why.
-    RUN is a run id or a unique run name.
+    RUN is a run id or a unique run name; a run without a tracker history
+    (rollouts only) exits 1 with a line saying what it holds.
 
     \b
     Example:
@@ -149,6 +154,10 @@ def compare(
 ) -> None:
     """Compare runs: final and best values, steps to a target, throughput, config, prompts.
 
+    Any runs the warehouse has, in the order given: their tracker histories
+    (metrics, config) and their rollouts (the prompts they share). A run
+    without what another has gets a line on stderr saying what it holds.
+
     \b
     Example:
       obs compare run-a run-b --metrics loss reward_mean elo
@@ -176,9 +185,12 @@ def compare(
         if len(names) < 2:
             raise click.UsageError("give at least two runs")
         result = load(settings.warehouse, names, metrics or None, goals)
+    notes = result.pop("notes")
     click.echo(to_json(result) if output_format == "json" else compare_text(result), nl=False)
     if output_format == "json":
         click.echo()
+    for note in notes:
+        echo_err(note)
 
 
 @click.command()

@@ -16,6 +16,7 @@ import click
 import duckdb
 from obs.cli.errors import friendly_errors
 from obs.cli.options import Settings, format_option, pass_settings
+from obs.core.places import no_warehouse
 from obs.reports.warehouse import connect
 
 
@@ -65,9 +66,7 @@ def sql(settings: Settings, query: str | None, output_format: str) -> None:
     """
     if query is None:
         if not settings.warehouse.is_file():
-            raise click.ClickException(
-                f"{settings.warehouse.resolve()}: no warehouse yet; run `obs build` first"
-            )
+            raise click.ClickException(no_warehouse(settings.warehouse, "run `obs build` first"))
         shell = _duckdb_shell()
         code = subprocess.call([shell, "-readonly", str(settings.warehouse)])
         raise SystemExit(code)

@@ -7,8 +7,8 @@ import json
 
 import click
 from obs.cli.errors import friendly_errors
-from obs.cli.options import Settings, format_option, pass_settings
-from obs.reports.summary import format_summary, load_summary
+from obs.cli.options import Settings, echo_err, format_option, pass_settings
+from obs.reports.summary import format_summary, read_summaries
 
 
 @click.command()
@@ -19,15 +19,21 @@ from obs.reports.summary import format_summary, load_summary
 def summary(settings: Settings, run_id: str | None, top: int, output_format: str) -> None:
     """Print runs, iterations, prompts, rollouts, learning and the upsampling candidates.
 
+    Covers the runs with rollouts. Runs without (a tracker history only, say)
+    get a line on stderr saying what they hold and what would land their
+    prompts; --run naming such a run exits 1 with that line.
+
     \b
     Example:
       obs summary
       obs summary --run grpo-ifeval --format json
     """
     with friendly_errors(settings.debug):
-        runs = load_summary(settings.warehouse, run_id, top)
+        found = read_summaries(settings.warehouse, run_id, top)
     if output_format == "json":
-        click.echo(json.dumps([dataclasses.asdict(r) for r in runs], default=str))
-        return
-    for run in runs:
-        click.echo(format_summary(run), nl=False)
+        click.echo(json.dumps([dataclasses.asdict(r) for r in found.runs], default=str))
+    else:
+        for run in found.runs:
+            click.echo(format_summary(run), nl=False)
+    for note in found.notes:
+        echo_err(note)

@@ -9,7 +9,15 @@ with summary as (
         arg_min(mean_score, iteration) as first_mean_score,
         arg_max(mean_score, iteration) as last_mean_score,
         arg_max(prompt_strict_acc, iteration) as last_strict_acc,
-        arg_max(zero_variance_share, iteration) as last_zero_variance_share
+        arg_max(zero_variance_share, iteration) as last_zero_variance_share,
+        -- the scores' scale, and what "solved" counted (fct_iteration_summary.solved_by)
+        min(min_score) as min_score,
+        max(max_score) as max_score,
+        case
+            when sum(n_judged_by_instructions) = 0 then 'pass_threshold'
+            when sum(n_judged_by_instructions) = sum(n_rollouts) then 'instructions'
+            else 'both'
+        end as solved_by
     from fct_iteration_summary
     where
         list_contains($runs, run_id)

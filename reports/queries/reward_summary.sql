@@ -1,7 +1,11 @@
 -- One row per run with reward data: the Summary statistics tiles.
 -- current_* are the run's latest step; anomalies count fct_reward_anomalies'
 -- is_anomaly; hacking_verdict is fct_reward_hacking's verdict for the total
--- reward over the whole run (null when the run has no row there).
+-- reward over the whole run (null when the run has no row there). What the
+-- total reward R is: current_basis (samples: each sample's reward functions
+-- summed; logged: the reward the trainer logged) and current_score, the
+-- rollouts' own mean score at the latest step (null without rollouts there),
+-- which R need not equal.
 with steps as (
     select
         run_id,
@@ -10,6 +14,7 @@ with steps as (
         max(step) as last_step,
         arg_max(mean, step) as current_mean,
         arg_max(signal_to_noise, step) as current_signal_to_noise,
+        arg_max(basis, step) as current_basis,
         count(*) filter (where basis = 'samples') as sample_steps,
         count(*) filter (where basis = 'logged') as logged_steps
     from fct_reward_steps
@@ -52,6 +57,15 @@ quality as (
     where list_contains($runs, run_id)
 ),
 
+scores as (
+    select
+        run_id,
+        iteration,
+        mean_score
+    from fct_iteration_summary
+    where list_contains($runs, run_id)
+),
+
 hacking as (
     select
         run_id,
@@ -67,6 +81,7 @@ hacking as (
 select
     steps.*,
     coalesce(functions.reward_functions, 0) as reward_functions,
+    scores.mean_score as current_score,
     coalesce(anomalies.anomalies, 0) as anomalies,
     coalesce(alerts.alerts, 0) as alerts,
     quality.quality_score,
@@ -78,4 +93,8 @@ left join anomalies on steps.run_id = anomalies.run_id
 left join alerts on steps.run_id = alerts.run_id
 left join quality on steps.run_id = quality.run_id
 left join hacking on steps.run_id = hacking.run_id
+left join scores
+    on
+        steps.run_id = scores.run_id
+        and steps.last_step = scores.iteration
 order by 1

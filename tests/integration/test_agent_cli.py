@@ -443,39 +443,40 @@ def test_show_step_json_holds_the_rows(built: Built) -> None:
     [
         (
             ["advantages", "--run", "nope", "--iteration", "0"],
-            "no run 'nope' (runs with turn advantages: agent-1)",
+            "{warehouse}: no run 'nope' (runs: agent-1, plain)",
         ),
-        (["step", "--run", "nope"], "no run 'nope' (runs with group summaries: agent-1, plain)"),
-        (["eval", "--run", "nope"], "no run 'nope' (runs with eval steps: agent-1)"),
+        (["step", "--run", "nope"], "{warehouse}: no run 'nope' (runs: agent-1, plain)"),
+        (["eval", "--run", "nope"], "{warehouse}: no run 'nope' (runs: agent-1, plain)"),
         (
             ["advantages", "--run", "agent-1", "--iteration", "7"],
-            "run agent-1 has no turn advantages at iteration 7 (it has 0); pick one of those",
+            "{warehouse}: run agent-1 has no turn advantages at iteration 7 (it has 0); pick one"
+            " of those",
         ),
         (
             ["advantages", "--run", "agent-1", "--iteration", "0", "--group", "g-flat"],
-            "run agent-1 has no group 'g-flat' with turn advantages at iteration 0 "
+            "{warehouse}: run agent-1 has no group 'g-flat' with turn advantages at iteration 0 "
             "(it has g-given, g-rewards); pick one of those",
         ),
         (
             ["step", "--run", "agent-1", "--iteration", "7"],
-            "run agent-1 has no group summary at iteration 7 (it has 0, 1); pick one of those",
+            "{warehouse}: run agent-1 has no group summary at iteration 7 (it has 0, 1); pick"
+            " one of those",
         ),
         (
             ["eval", "--run", "agent-1", "--step", "5"],
-            "run agent-1 has no eval at step 5 (it has steps 0, 10 and a baseline (step -1)); "
-            "pick one of those",
+            "{warehouse}: run agent-1 has no eval at step 5 (it has steps 0, 10 and a baseline"
+            " (step -1)); pick one of those",
         ),
         (
             ["advantages", "--run", "plain", "--iteration", "0"],
-            "run 'plain' has no turn advantages (runs with turn advantages: agent-1); land "
-            "rollouts with `turn_advantages` or `turn_rewards` (`obs ingest rollouts DIR --run "
-            "plain`) or the trainer's console log (`obs ingest trainer-log FILE --run plain`), "
-            "then `obs build`",
+            "plain: rollouts and agent data; land rollouts with `turn_advantages` or"
+            " `turn_rewards` (obs ingest rollouts DIR --run plain) or the trainer's console log"
+            " (obs ingest trainer-log FILE --run plain) to see its turn advantages",
         ),
         (
             ["eval", "--run", "plain"],
-            "run 'plain' has no eval steps (runs with eval steps: agent-1); land the eval files "
-            "with `obs ingest eval-logs DIR --run plain`, then `obs build`",
+            "plain: rollouts and agent data; land the eval files (obs ingest eval-logs DIR"
+            " --run plain) to see its eval steps",
         ),
     ],
     ids=[
@@ -491,13 +492,16 @@ def test_show_step_json_holds_the_rows(built: Built) -> None:
     ],
 )
 def test_show_errors_name_what_exists(built: Built, args: list[str], message: str) -> None:
-    assert built.error(["show", *args]) == f"Error: {built.warehouse}: {message}\n"
+    expected = message.format(warehouse=built.warehouse)
+    assert built.error(["show", *args]) == f"Error: {expected}\n"
 
 
 def test_show_without_a_warehouse_says_how_to_make_one(invoke: Invoke, warehouse: Path) -> None:
     result = invoke(["show", "eval", "--run", "agent-1"], exit_code=1)
     assert result.stderr == (
-        f"Error: {warehouse}: no warehouse yet; run `obs ingest rollouts ...` then `obs build`\n"
+        f"Error: {warehouse}: no warehouse yet (the default, warehouse/obs.duckdb, is relative"
+        " to the current folder; --warehouse FILE or OBS_WAREHOUSE points elsewhere); run `obs"
+        " ingest rollouts ...` then `obs build`\n"
     )
 
 

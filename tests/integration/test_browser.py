@@ -264,8 +264,8 @@ def test_run_report_of_a_trl_run_lists_the_sections_without_data(
             "6. Prefix cache",
             "7. Power law",
             "8. League",
-            "10. Evaluation results",
-            "11. Compare with similar runs",
+            "9. Evaluation results",
+            "10. Compare with similar runs",
         ]
         assert "no data" not in opened.page.inner_text("body")
         assert opened.errors == [] and opened.refused == []

@@ -321,7 +321,11 @@ def test_audit_trl_says_which_convention_matched(built: Built) -> None:
     ("run", "message"),
     [
         ("nope", "no run 'nope'"),
-        ("dumps-only", "run 'dumps-only' holds rollouts (5 iterations) but no tracker history"),
+        (
+            "dumps-only",
+            "dumps-only: rollouts only; land its tracker history (obs ingest metrics PATH"
+            " --run dumps-only) to audit the logged metrics",
+        ),
     ],
 )
 def test_audit_without_both_sides_says_so_in_one_line(built: Built, run: str, message: str) -> None:

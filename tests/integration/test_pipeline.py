@@ -304,6 +304,32 @@ def test_difficulty_clusters_follow_the_kmeans_vars(
     assert [r["buckets"] for r in two] == [["easy", "hard"]] * 2
 
 
+def test_rejects_view_reads_the_lake_wherever_obs_lake_puts_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`rejects` is a view over the lake's `_rejects` table: it follows OBS_LAKE, and a
+    build after the first rejected row lands shows it (the view was empty before)."""
+    lake = tmp_path / "elsewhere" / "lake"
+    monkeypatch.setenv("OBS_LAKE", str(lake))
+    base = ["--warehouse", tmp_path / "w.duckdb"]
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    row = {"input": "p", "output": "r", "score": 1.0}
+    (dumps / "0.jsonl").write_text(json.dumps(row) + "\n")
+    run_cli([*base, "ingest", "rollouts", dumps, "--run", "r", "-q"])
+    run_cli([*base, "build"])
+    query = ["sql", "select table_name, source_file, source_line, reason from rejects"]
+    assert run_cli([*base, *query, "--format", "json"]).stdout == "[]\n"
+    (dumps / "1.jsonl").write_text(json.dumps(row) + "\n{not json\n" + json.dumps(row) + "\n")
+    run_cli([*base, "ingest", "rollouts", dumps, "--run", "r", "-q"])
+    run_cli([*base, "build"])
+    found = json.loads(run_cli([*base, *query, "--format", "json"]).stdout)
+    assert [(r["table_name"], r["source_file"], r["source_line"]) for r in found] == [
+        ("rollouts", str(dumps / "1.jsonl"), 2)
+    ]
+    assert found[0]["reason"].startswith("malformed JSON")
+
+
 def test_ingest_cli_errors_are_one_line(tmp_path: Path) -> None:
     base = ["--lake", tmp_path / "lake", "--warehouse", tmp_path / "w.duckdb"]
     missing = run_cli([*base, "ingest", "rollouts", tmp_path / "nope"], exit_code=1)
@@ -313,8 +339,9 @@ def test_ingest_cli_errors_are_one_line(tmp_path: Path) -> None:
     )
     no_build = run_cli([*base, "build"], exit_code=1)
     assert no_build.stderr == (
-        f"Error: {tmp_path / 'lake'}: nothing landed in this lake yet; "
-        "run `obs ingest rollouts PATH` or `obs ingest metrics PATH` first\n"
+        f"Error: {tmp_path / 'lake'}: nothing landed in this lake yet (the default, lake/, is"
+        " relative to the current folder; --lake DIR or OBS_LAKE points elsewhere); run `obs"
+        " ingest rollouts PATH` or `obs ingest metrics PATH` first\n"
     )
 
 

@@ -300,6 +300,7 @@ LAKE_TABLES = [
     "eval_steps",
     "step_groups",
     "turn_advantages",
+    "_rejects",
 ]
 
 
@@ -316,15 +317,17 @@ def test_meta_every_staging_view_declares_the_lake_schema(table: str) -> None:
         "runs": schema.RUN_TABLE,
         "reward_samples": schema.REWARD_SAMPLE_TABLE,
         **schema.RECORD_TABLES,
+        schema.REJECTS: schema.REJECT_TABLE,
     }
     expected = {
         schema.RUN_PARTITION: "varchar",
         schema.TIME_PARTITION: "varchar",
         **{column.name: _duckdb_type(column.type) for column in specs[table].columns},
     }
-    sql = (project_dir() / "models" / "staging" / "lake" / f"stg_{table}.sql").read_text()
+    model = f"stg_{table.lstrip('_')}"  # _rejects: stg_rejects
+    sql = (project_dir() / "models" / "staging" / "lake" / f"{model}.sql").read_text()
     block = re.search(r"lake_source\('" + table + r"', \{(.*?)\}\)", sql, flags=re.S)
-    assert block, f"stg_{table} reads the lake through lake_source"
+    assert block, f"{model} reads the lake through lake_source"
     declared = dict(re.findall(r"'(\w+)': '([^']+)'", block.group(1)))
     assert declared == expected and len(declared) > 5
 

@@ -196,7 +196,7 @@ def test_kpi_tiles_equal_the_marts(built: dict) -> None:
     assert steps == ITERATIONS and last == ITERATIONS - 1
     assert anomalies >= 1 and alerts >= 3  # the collapsed batch, KL, hacking
     assert tiles["Total Steps Tracked"] == str(steps)
-    assert tiles["Current Mean Reward"] == f"{mean:.3f}"
+    assert tiles["Current Mean Reward R"] == f"{mean:.3f}"
     assert tiles["Signal-to-Noise Ratio"] == f"{snr:.3f}"
     assert tiles["Anomalies Detected"] == str(anomalies)
     assert tiles["Quality Score"] == f"{score:.1f}"

@@ -9,7 +9,7 @@ import click
 import pytest
 from obs.cli.main import cli
 
-from tests.conftest import Invoke, lake_rows
+from tests.conftest import Invoke, lake_rows, run_cli
 
 
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
@@ -89,11 +89,49 @@ def test_cli_ingest_bad_option_is_usage_error(invoke: Invoke, tmp_path: Path) ->
     assert "Invalid value for '--iteration'" in result.stderr
 
 
+WHERE_WAREHOUSE = (
+    "(the default, warehouse/obs.duckdb, is relative to the current folder; --warehouse FILE"
+    " or OBS_WAREHOUSE points elsewhere)"
+)
+WHERE_LAKE = (
+    "(the default, lake/, is relative to the current folder; --lake DIR or OBS_LAKE points"
+    " elsewhere)"
+)
+
+
 def test_cli_summary_without_warehouse(invoke: Invoke, warehouse: Path) -> None:
     result = invoke(["summary"], exit_code=1)
     assert result.stderr == (
-        f"Error: {warehouse}: no warehouse yet; run `obs ingest rollouts ...` then `obs build`\n"
+        f"Error: {warehouse}: no warehouse yet {WHERE_WAREHOUSE}; run `obs ingest rollouts ...`"
+        " then `obs build`\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "looked_at", "then"),
+    [
+        (["summary"], "warehouse/obs.duckdb", "run `obs ingest rollouts ...` then `obs build`"),
+        (["analyze", "run-a"], "warehouse/obs.duckdb",
+         "run `obs ingest rollouts ...` then `obs build`"),
+        (["sql"], "warehouse/obs.duckdb", "run `obs build` first"),
+        (["build"], "lake", "run `obs ingest rollouts PATH` or `obs ingest metrics PATH` first"),
+    ],
+)  # fmt: skip
+def test_cli_a_default_path_not_there_is_named_in_full_with_how_to_point_elsewhere(
+    args: list[str], looked_at: str, then: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run from another folder than the one built in: the error names the absolute path
+    it looked at, says the default is relative to the current folder and how to point
+    elsewhere."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("OBS_WAREHOUSE", raising=False)
+    monkeypatch.delenv("OBS_LAKE", raising=False)
+    result = run_cli(args, exit_code=1)
+    if looked_at == "lake":
+        expected = f"{tmp_path / 'lake'}: nothing landed in this lake yet {WHERE_LAKE}"
+    else:
+        expected = f"{tmp_path / looked_at}: no warehouse yet {WHERE_WAREHOUSE}"
+    assert result.stderr == f"Error: {expected}; {then}\n"
 
 
 def test_cli_ingest_iterations_take_several_values(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import plotly.graph_objects as go
 import pytest
@@ -43,7 +44,7 @@ def test_cli_png_export_without_kaleido_is_one_error_line(
         return [chart_files.write_png(go.Figure(), folder / "exploration.png")]
 
     # no warehouse needed: the dashboard's data is never read before the PNG is written
-    monkeypatch.setattr(render, "load_dashboard", lambda *args: object())
+    monkeypatch.setattr(render, "load_dashboard", lambda *args: SimpleNamespace(notes=[]))
     monkeypatch.setattr(chart_files, "render_chart_files", write_files)
     out = tmp_path / "charts"
     result = invoke(["render-dashboard", "--output-dir", out, "--format", "png"], exit_code=1)

@@ -44,6 +44,7 @@ aggregated as (
         {{ exact_float('avg(s_i)') }} as mean_s_i,
         {{ exact_float('avg(inst_strict_acc)') }} as mean_inst_strict_acc,
         max(num_instructions) as num_instructions,
+        count(prompt_strict_acc) as n_judged_by_instructions,
         max(case when is_strict_success then 1 else 0 end) as prompt_strict_acc,
         {{ exact_float(
             'avg(case when is_strict_success then 1.0 else 0.0 end)'
@@ -135,6 +136,7 @@ final as (
         mean_s_i,
         mean_inst_strict_acc,
         num_instructions,
+        n_judged_by_instructions,
         prompt_strict_acc,
         strict_success_rate,
         max_score - mean_score as best_mean_gap,

@@ -13,6 +13,9 @@ fct_prompt_iteration as (
         n_samples,
         mean_score,
         std_score,
+        min_score,
+        max_score,
+        n_judged_by_instructions,
         prompt_strict_acc,
         strict_success_rate,
         pass_rate,
@@ -33,11 +36,26 @@ aggregated as (
         run_id,
         iteration,
 
+        ---------- strings
+        {# how the iteration's prompts were judged solved: each rollout's own
+           prompt_strict_acc where it carries one, else its score against
+           var pass_threshold (int_rollouts_scored) #}
+        case
+            when sum(n_judged_by_instructions) = 0 then 'pass_threshold'
+            when sum(n_judged_by_instructions) = sum(n_samples)
+                then 'instructions'
+            else 'both'
+        end as solved_by,
+
         ---------- numerics
         cast(sum(n_samples) as bigint) as n_rollouts,
         count(*) as n_prompts,
         {{ exact_float('sum(mean_score * n_samples) / sum(n_samples)') }}
             as mean_score,
+        min(min_score) as min_score,
+        max(max_score) as max_score,
+        cast(sum(n_judged_by_instructions) as bigint)
+            as n_judged_by_instructions,
         {{ exact_float('avg(std_score)') }} as mean_std_score,
         {{ exact_float('avg(prompt_strict_acc)') }} as prompt_strict_acc,
         {{ exact_float(

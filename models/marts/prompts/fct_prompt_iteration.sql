@@ -21,6 +21,7 @@ int_prompt_iteration as (
         mean_s_i,
         mean_inst_strict_acc,
         num_instructions,
+        n_judged_by_instructions,
         prompt_strict_acc,
         strict_success_rate,
         best_mean_gap,

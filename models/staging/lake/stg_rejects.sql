@@ -1,0 +1,35 @@
+{{ config(alias='rejects') }}
+{# A view over the lake's rejected rows, named `rejects` in the warehouse
+   (`obs sql "select * from rejects"`): names and types, nothing computed.
+   It reads the lake through the lake source like every staging view, so it
+   follows OBS_LAKE wherever the lake is. #}
+with
+
+source as (
+    select * from {{ lake_source('_rejects', {
+        'run_id': 'varchar', 'ingested_at': 'varchar', 'table_name': 'varchar',
+        'source_file': 'varchar', 'source_line': 'bigint', 'reason': 'varchar',
+        'raw': 'varchar'}) }}
+),
+
+renamed as (
+    select
+        ---------- ids
+        cast(run_id as varchar) as run_id,
+
+        ---------- strings
+        table_name,
+        source_file,
+        reason,
+        raw,
+
+        ---------- numerics
+        cast(source_line as bigint) as source_line,
+
+        ---------- timestamps
+        {{ lake_time('ingested_at') }} as ingested_at
+
+    from source
+)
+
+select * from renamed
