@@ -178,8 +178,8 @@ def load_rewards(warehouse: Path, run: str) -> RewardAnalysis:
         )
         hacking_columns = (
             "reward_function, scope, window_start_step, window_end_step, performance_metric, "
-            "verdict, seed_verdict, suspected_functions, message, points, reward_slope, "
-            "performance_slope, reward_t, performance_t"
+            "verdict, seed_verdict, suspected_functions, message, points, reward_points, "
+            "reward_slope, performance_slope, reward_t, performance_t"
         )
         hacking = rows(
             con,
@@ -327,7 +327,11 @@ def _hacking_lines(analysis: RewardAnalysis) -> list[str]:
         f"verdict {total['verdict']} over the run"
     )
     if total["verdict"] == "insufficient_data":
-        head += f" ({total['points']} points with the performance metric)"
+        head += (
+            f" ({total['points']} points of the performance metric and"
+            f" {total['reward_points']} of the reward in the span;"
+            " a verdict needs var hacking_min_steps of each)"
+        )
     if total["verdict"] in SUSPICIOUS:
         head += f"; suspected: {', '.join(total['suspected_functions'] or []) or 'none named'}"
     if total["seed_verdict"] != total["verdict"]:

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from obs.core.places import no_warehouse
 from obs.serve.errors import ServeError
 
 T = TypeVar("T")
@@ -95,7 +96,7 @@ class Access:
         while True:
             if not self.warehouse.exists():
                 raise ServeError(
-                    f"{self.warehouse}: no warehouse yet; run `obs build` (or `obs demo`) first"
+                    no_warehouse(self.warehouse, "run `obs build` (or `obs demo`) first")
                 )
             try:
                 return duckdb.connect(str(self.warehouse), read_only=True)
