@@ -112,7 +112,7 @@ def demo(
                 f"{records.record_rows} eval, step and advantage rows landed from {agent_dir}"
             )
     if not quiet:
-        echo_err("building what landed, with its tests (dbt build) ...")
+        echo_err("building what landed, with its tests (obs build) ...")
     # dbt's node-by-node log is noise here; errors still print (--debug shows all).
     with friendly_errors(settings.debug):
         built = run_build(
@@ -123,9 +123,9 @@ def demo(
         )
     if not quiet:
         echo_err(
-            f"dbt build: {built} models built, every data test passed"
+            f"obs build: {built} models built, every data test passed"
             if built
-            else "dbt build: up to date (nothing new landed)"
+            else "obs build: up to date (nothing new landed)"
         )
     with friendly_errors(settings.debug):
         runs = load_summary(settings.warehouse, run_id)
