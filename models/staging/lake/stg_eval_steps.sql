@@ -4,18 +4,7 @@
 with
 
 source as (
-    select * from {{ lake_source('eval_steps', {
-        'run_id': 'varchar', 'ingested_at': 'varchar', 'step': 'bigint',
-        'is_baseline': 'boolean', 'correct_answers': 'bigint', 'total_samples': 'bigint',
-        'attempted_answer': 'bigint', 'found_correct_email': 'bigint',
-        'read_correct_email': 'bigint', 'total_repeated_searches': 'bigint',
-        'total_unique_searches': 'bigint', 'total_searches': 'bigint', 'num_idk': 'bigint',
-        'accuracy': 'double', 'avg_reward': 'double', 'median_reward': 'double',
-        'std_reward': 'double', 'min_reward': 'double', 'max_reward': 'double',
-        'avg_turns_correct': 'double', 'avg_turns_idk': 'double',
-        'avg_search_attempts': 'double', 'eval_time': 'double', 'beat_rate': 'double',
-        'has_baseline': 'boolean', 'extra': 'varchar', 'source': 'varchar',
-        'source_file': 'varchar', 'source_line': 'bigint', 'record_hash': 'varchar'}) }}
+    select * from {{ lake_source('eval_steps') }}
 ),
 
 renamed as (

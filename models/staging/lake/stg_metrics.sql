@@ -6,10 +6,7 @@
 with
 
 source as (
-    select * from {{ lake_source('metrics', {
-        'run_id': 'varchar', 'ingested_at': 'varchar', 'step': 'bigint', 'key': 'varchar',
-        'value': 'double', 'wall_time': 'double', 'source': 'varchar',
-        'source_file': 'varchar'}) }}
+    select * from {{ lake_source('metrics') }}
 ),
 
 renamed as (

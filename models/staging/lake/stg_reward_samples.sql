@@ -5,10 +5,7 @@
 with
 
 source as (
-    select * from {{ lake_source('reward_samples', {
-        'run_id': 'varchar', 'ingested_at': 'varchar', 'step': 'bigint',
-        'reward_function': 'varchar', 'sample_idx': 'bigint', 'reward': 'double',
-        'source': 'varchar', 'source_file': 'varchar'}) }}
+    select * from {{ lake_source('reward_samples') }}
 ),
 
 renamed as (

@@ -2,12 +2,7 @@
 with
 
 source as (
-    select * from {{ lake_source('runs', {
-        'run_id': 'varchar', 'ingested_at': 'varchar', 'source': 'varchar',
-        'project': 'varchar', 'entity': 'varchar', 'name': 'varchar', 'state': 'varchar',
-        'tags': 'varchar[]', 'created_at': 'timestamp', 'config': 'varchar',
-        'summary': 'varchar', 'artifacts': 'varchar', 'source_file': 'varchar',
-        'record_hash': 'varchar'}) }}
+    select * from {{ lake_source('runs') }}
 ),
 
 renamed as (

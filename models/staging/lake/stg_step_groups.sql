@@ -4,15 +4,7 @@
 with
 
 source as (
-    select * from {{ lake_source('step_groups', {
-        'run_id': 'varchar', 'ingested_at': 'varchar', 'step': 'bigint',
-        'max_steps': 'bigint', 'groups_total': 'bigint', 'groups_kept': 'bigint',
-        'groups_filtered': 'bigint', 'rollouts': 'bigint', 'finished_early': 'bigint',
-        'rollout_time_s': 'double', 'training_time_s': 'double', 'total_tokens': 'bigint',
-        'trainable_tokens': 'bigint', 'grad_norm': 'double', 'total_loss': 'double',
-        'rollouts_per_query': 'bigint', 'queries': 'bigint', 'all_filtered': 'boolean',
-        'source': 'varchar', 'source_file': 'varchar', 'source_line': 'bigint',
-        'record_hash': 'varchar'}) }}
+    select * from {{ lake_source('step_groups') }}
 ),
 
 renamed as (

@@ -5,11 +5,7 @@
 with
 
 source as (
-    select * from {{ lake_source('turn_advantages', {
-        'run_id': 'varchar', 'ingested_at': 'varchar', 'step': 'bigint',
-        'group_id': 'varchar', 'groups_in_step': 'bigint', 'sample_idx': 'bigint',
-        'turn': 'bigint', 'advantage': 'double', 'source': 'varchar',
-        'source_file': 'varchar', 'source_line': 'bigint', 'record_hash': 'varchar'}) }}
+    select * from {{ lake_source('turn_advantages') }}
 ),
 
 renamed as (
