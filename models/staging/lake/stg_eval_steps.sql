@@ -10,14 +10,14 @@ source as (
 renamed as (
     select
         ---------- ids
-        cast(run_id as varchar) as run_id,
+        cast(run_id as string) as run_id,
         cast(step as bigint) as step,
         record_hash,
 
         ---------- strings
         source,
         source_file,
-        cast(extra as json) as extra,
+        {{ as_json('extra') }} as extra,
 
         ---------- numerics
         cast(correct_answers as bigint) as correct_answers,
@@ -53,12 +53,11 @@ renamed as (
 ),
 
 newest as (
-    select *
-    from renamed
-    qualify row_number() over (
-        partition by run_id, step, is_baseline, source
-        order by ingested_at desc, source_file desc
-    ) = 1
+    {{ newest_rows(
+        'renamed',
+        partition_by=['run_id', 'step', 'is_baseline', 'source'],
+        newest_by=['ingested_at', 'source_file'],
+    ) }}
 )
 
 select * from newest

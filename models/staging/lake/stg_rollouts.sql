@@ -11,7 +11,7 @@ source as (
 renamed as (
     select
         ---------- ids
-        cast(run_id as varchar) as run_id,
+        cast(run_id as string) as run_id,
         cast(iteration as bigint) as iteration,
         prompt_hash,
         cast(sample_idx as bigint) as sample_idx,
@@ -23,9 +23,9 @@ renamed as (
         response,
         reward_case,
         instruction_ids,
-        cast(instruction_kwargs as json) as instruction_kwargs,
-        cast(ground_truth as json) as ground_truth,
-        cast(extra as json) as extra,
+        {{ as_json('instruction_kwargs') }} as instruction_kwargs,
+        {{ as_json('ground_truth') }} as ground_truth,
+        {{ as_json('extra') }} as extra,
         source_file,
 
         ---------- numerics

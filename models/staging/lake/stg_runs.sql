@@ -8,7 +8,7 @@ source as (
 renamed as (
     select
         ---------- ids
-        cast(run_id as varchar) as run_id,
+        cast(run_id as string) as run_id,
         record_hash,
 
         ---------- strings
@@ -18,9 +18,9 @@ renamed as (
         name,
         state,
         tags,
-        cast(config as json) as config,
-        cast(summary as json) as summary,
-        cast(artifacts as json) as artifacts,
+        {{ as_json('config') }} as config,
+        {{ as_json('summary') }} as summary,
+        {{ as_json('artifacts') }} as artifacts,
         source_file,
 
         ---------- timestamps

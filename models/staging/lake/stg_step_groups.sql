@@ -10,7 +10,7 @@ source as (
 renamed as (
     select
         ---------- ids
-        cast(run_id as varchar) as run_id,
+        cast(run_id as string) as run_id,
         cast(step as bigint) as step,
         record_hash,
 
@@ -45,11 +45,11 @@ renamed as (
 ),
 
 newest as (
-    select *
-    from renamed
-    qualify row_number() over (
-        partition by run_id, step, source order by ingested_at desc, source_file desc
-    ) = 1
+    {{ newest_rows(
+        'renamed',
+        partition_by=['run_id', 'step', 'source'],
+        newest_by=['ingested_at', 'source_file'],
+    ) }}
 )
 
 select * from newest
