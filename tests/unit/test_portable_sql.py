@@ -92,7 +92,7 @@ NOT_PORTED = {
     "int_run_attributes", "int_run_steps",
     # marts
     "fct_eval_steps", "fct_group_summary", "fct_turn_advantages", "fct_turn_summary",
-    "fct_prompt_run_diff", "fct_curriculum", "fct_difficulty_buckets",
+    "fct_curriculum", "fct_difficulty_buckets",
     "fct_upsampling_candidates",
     "fct_alerts", "fct_reward_anomalies", "fct_reward_case_iteration",
     "fct_reward_correlations", "fct_reward_function_importance", "fct_reward_function_quality",
@@ -101,9 +101,6 @@ NOT_PORTED = {
     "fct_cache_stats", "fct_eval_results", "fct_extraction_quality", "fct_league",
     "fct_metric_audit", "fct_metric_history", "fct_metric_summary", "fct_power_law_fit",
     "fct_rollout_reliability", "fct_run_config", "fct_run_findings", "fct_run_throughput",
-    # reports
-    "rpt_dashboard_settings", "rpt_forgetting_changes", "rpt_instruction_interference",
-    "rpt_prompt_heatmap_rank", "rpt_run_settings",
 }  # fmt: skip
 
 JINJA_COMMENT = re.compile(r"\{#.*?#\}", re.S)
