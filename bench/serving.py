@@ -12,8 +12,11 @@ dumps (a fresh lake and warehouse); once its marts hold them:
   GET of the page and its scripts), every one must succeed; their p95, and the
   server's peak RSS (its process and descendants, sampled every 20 ms);
 - live: the late dump is copied into the folder while the run's page is open;
-  the seconds until the page's header says the late iteration landed, with no
-  reload.
+  the seconds until the page's header says the late iteration landed (the
+  server pushes it on the page's event stream when the round publishes), and
+  until the page's blocks show that version (``<html data-live-shown>``), with
+  no reload; beside them the round's own seconds (its line in the server's
+  log), so what the page adds after the round is their difference.
 """
 
 from __future__ import annotations
@@ -41,6 +44,10 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 PORT = 8799
 CONCURRENT = 20
+# The page's blocks show the last version it heard of (live.js sets both).
+SHOWS_HEARD = (
+    "document.documentElement.dataset.liveShown === document.documentElement.dataset.liveVersion"
+)
 
 
 def _get(url: str) -> float:
@@ -144,13 +151,20 @@ def measure(obs: list[str], run: Any, place: Path, run_id: str) -> dict[str, Any
             status = page.locator("#live-status")
             while f"iteration {late} landed" not in (status.text_content() or ""):
                 assert time.perf_counter() - appeared < 120, "the late iteration never showed"
-                time.sleep(0.05)
+                time.sleep(0.02)
             result["live_seconds"] = time.perf_counter() - appeared
+            while not page.evaluate(SHOWS_HEARD):
+                assert time.perf_counter() - appeared < 120, "the blocks never showed it"
+                time.sleep(0.02)
+            result["live_blocks_seconds"] = time.perf_counter() - appeared
             result["live_without_reload"] = page.evaluate("window.__not_reloaded") is True
             browser.close()
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=120)
     result["exit_code"] = process.returncode
+    landed = [line for line in log.read_text().splitlines() if f"+{run.late_rows:,} rows" in line]
+    if landed:
+        result["live_round_seconds"] = float(landed[-1].rsplit("(", 1)[1].split(" s)")[0])
     shutil.rmtree(place, ignore_errors=True)
     return result

@@ -65,6 +65,10 @@ from obs.ingest.writer import (
 logger = logging.getLogger(__name__)
 
 BATCH_ROWS = 20_000
+# A batch also ends at this many bytes of source lines: an agent trace or a long
+# transcript can be megabytes a line, and 20,000 of them parsed at once would
+# bound memory by the file's size times Python's overhead, not by a batch.
+BATCH_BYTES = 64 << 20
 # Files are read in worker processes when a call holds at least this much.
 PARALLEL_BYTES = 16 << 20
 MAX_IN_FLIGHT = 3
@@ -320,11 +324,13 @@ def _records(job: _Job) -> Iterator[list[Record]]:
         yield from parquet_records(content, job.source.path, BATCH_ROWS)
         return
     batch: list[Record] = []
+    size = 0
     for record in json_records(content, job.start, job.end, job.first_line):
         batch.append(record)
-        if len(batch) >= BATCH_ROWS:
+        size += record.size
+        if len(batch) >= BATCH_ROWS or size >= BATCH_BYTES:
             yield batch
-            batch = []
+            batch, size = [], 0
     if batch:
         yield batch
 

@@ -225,6 +225,7 @@ class Record:
     value: Any = None
     error: str | None = None  # why it could not even be parsed
     numeric: frozenset[str] = frozenset()  # a typed source's numeric columns
+    size: int = 0  # the line's length in the source (JSON lines), for batching by bytes
 
 
 class RowError(ValueError):
@@ -320,9 +321,9 @@ def json_records(content: Content, start: int, end: int, first_line: int) -> Ite
                 value = _parse_text(stripped, surrogates)
         except RowError as exc:
             raw = line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line
-            yield Record(number, raw_text(raw), error=exc.reason)
+            yield Record(number, raw_text(raw), error=exc.reason, size=len(stripped))
             continue
-        yield Record(number, "", value)
+        yield Record(number, "", value, size=len(stripped))
 
 
 def parquet_records(content: Content, path: Path, batch_rows: int) -> Iterator[list[Record]]:

@@ -47,12 +47,13 @@ def render_chart_files(
         folder = output_dir / run.run_id if several else output_dir
         pages += [(folder, name, figure, run.run_id) for name, figure in run.figures.items()]
     written = []
+    images: list[tuple[go.Figure, Path]] = []
     for folder, name, figure, whose in pages:
         if names and name not in names:
             continue
         folder.mkdir(parents=True, exist_ok=True)
         if fmt == "png":
-            written.append(write_png(figure, folder / f"{name}.png"))
+            images.append((figure, folder / f"{name}.png"))
             continue
         chart = CHARTS[name]
         html = (
@@ -67,29 +68,61 @@ def render_chart_files(
         path = folder / f"{name}.html"
         path.write_text(html)
         written.append(path)
-    return written
+    return written + write_pngs(images)
 
 
 def write_png(figure: go.Figure, path: Path) -> Path:
-    """A PNG through kaleido, driving the system Chromium (nothing is downloaded).
+    """One figure as a PNG (see ``write_pngs``)."""
+    return write_pngs([(figure, path)])[0]
+
+
+def write_pngs(images: Sequence[tuple[go.Figure, Path]]) -> list[Path]:
+    """Each figure as a PNG at its path, through kaleido driving the system Chromium
+    (nothing is downloaded): one browser for all of them, started once.
 
     kaleido is the optional ``png`` extra (``pip install 'obs-warehouse[png]'``).
     """
+    if not images:
+        return []
+    first = images[0][1]
     try:
-        import kaleido  # noqa: F401  (plotly drives it; imported here only to check it is there)
+        import kaleido
     except ImportError as exc:
         raise ReportError(
-            f"{path}: --format png needs kaleido: pip install 'obs-warehouse[png]'"
+            f"{first}: --format png needs kaleido: pip install 'obs-warehouse[png]'"
         ) from exc
     browser = os.environ.get("BROWSER_PATH") or shutil.which("chromium")
     if browser is None:
-        raise ReportError(f"{path}: --format png needs Chromium (apt-get install chromium)")
-    os.environ["BROWSER_PATH"] = browser
+        raise ReportError(f"{first}: --format png needs Chromium (apt-get install chromium)")
+    specs = [
+        {
+            "fig": themed(go.Figure(figure)).to_dict(),
+            "path": path,
+            "opts": {
+                "format": "png",
+                "width": 1200,
+                "height": int(figure.layout.height or 600),
+                "scale": 1,
+            },
+        }
+        for figure, path in images
+    ]
+    # One kaleido session renders every figure in one Chromium, a tab at a time; the
+    # page loads plotly.js from the installed plotly and no MathJax (kaleido's default
+    # fetches it from a CDN, and no chart writes TeX).
     try:
-        themed(go.Figure(figure)).write_image(
-            path, width=1200, height=int(figure.layout.height or 600), scale=1
+        errors = kaleido.write_fig_from_object_sync(
+            specs, kopts={"path": browser, "mathjax": False}
         )
     except Exception as exc:
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ReportError(f"{path}: PNG export failed ({message})") from exc
-    return path
+        raise ReportError(f"{first}: PNG export failed ({_first_line(exc)})") from exc
+    failed = [path for _, path in images if not path.exists()]
+    if errors or failed:
+        where = failed[0] if failed else first
+        reason = _first_line(errors[0]) if errors else "no image written"
+        raise ReportError(f"{where}: PNG export failed ({reason})")
+    return [path for _, path in images]
+
+
+def _first_line(error: BaseException) -> str:
+    return str(error).splitlines()[0] if str(error) else type(error).__name__

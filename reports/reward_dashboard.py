@@ -79,8 +79,8 @@ SUMMARY_USE_FOR = (
     " now, and whether anything was flagged"
 )
 ADVICE_USE_FOR = (
-    "knowing what the quality report found wrong with the reward (❌ issues, ⚠️ warnings)"
-    " and what to try (💡 recommendations)"
+    "knowing what the quality report found wrong with the reward (issues, warnings)"
+    " and what to try (recommendations)"
 )
 RAW_USE_FOR = "reading the exact numbers behind the charts, step by step"
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
+from obs.reports.figures.base import whole_ticks
 from obs.reports.page import embed, environment, plotly_script
 from obs.reports.runs import TRAINING, Analysis, Section, open_runs
 from obs.reports.runs_format import number
@@ -340,6 +341,8 @@ def _section_chart(
             _mark_warmup(figure, series["cache_hit_rate"], settings)
         figure.update_layout(yaxis_title=chart.axis)
         places = {name: {} for name in series}  # one panel
+    # steps are whole numbers: no tick at 1.5
+    figure.update_xaxes(**whole_ticks([p[0] for points in series.values() for p in points]))
     _mark_findings(figure, found, places)
     return Drawn(figure, use_for=_use_for(section.title, settings))
 

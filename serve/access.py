@@ -15,8 +15,11 @@ warehouse open:
   before a round or after it, never during.
 
 ``version()`` tells pages that something changed without opening the
-warehouse: the round count of this process, and the build record and
-warehouse file of any other process's build.
+warehouse: the size and time of the warehouse file and of the build record
+obs writes at the end of every build. While the server follows a run, its
+rounds publish the version (``publish()``, at the end of a round that
+changed something), so pages never see one from the middle of a round, and
+whoever listens (the pages' event streams) hears of it at once.
 """
 
 from __future__ import annotations
@@ -81,7 +84,9 @@ class Access:
         self.warehouse = warehouse
         self.lake = lake
         self.gate = Gate()
-        self.rounds = 0  # rounds this process built (a follower bumps it)
+        # While following: the version the last round published (None: read the files).
+        self._published: str | None = None
+        self._listeners: list[Callable[[], None]] = []
 
     def _open(self) -> Any:
         import duckdb
@@ -109,8 +114,28 @@ class Access:
                 con.close()
 
     def version(self) -> str:
-        """Changes whenever the warehouse may have: a round here, or a build elsewhere."""
-        stamps = [str(self.rounds)]
+        """Changes whenever the warehouse may have: a build elsewhere, or (while this
+        process follows a run) a round that published."""
+        published = self._published
+        return published if published is not None else self.stamps()
+
+    def publish(self) -> None:
+        """A round of this process ended: its version is the pages' from now on (only
+        rounds publish once one has), and the listeners hear of it when it is new."""
+        stamps = self.stamps()
+        if stamps == self._published:
+            return
+        self._published = stamps
+        for listener in list(self._listeners):
+            listener()
+
+    def listen(self, listener: Callable[[], None]) -> None:
+        """Call ``listener()`` (from the publishing thread) whenever a version is published."""
+        self._listeners.append(listener)
+
+    def stamps(self) -> str:
+        """Size and modification time of the warehouse file and of its build record."""
+        stamps = []
         for path in (self.warehouse, _state_file(self.warehouse)):
             try:
                 stat = path.stat()

@@ -5,16 +5,26 @@ by uvicorn (``run.py``); no HTTP is parsed here. Every route only reads.
 URL parts are parameters (bound in SQL, matched against known names),
 never SQL text or paths; an unknown run or prompt is a 404 page with one
 line and a link home. Every page is rendered by Jinja with autoescaping
-(prompts and responses are arbitrary model text and show as text), and is
-served with a Content-Security-Policy that runs only obs's own scripts.
+(prompts and responses are arbitrary model text and show as text: control
+characters and bidirectional controls as visible marks, so none reorders or
+hides what is around it), and is served with a Content-Security-Policy that
+runs only obs's own scripts.
+
+Live: ``/api/events`` is a stream of server-sent events, one each time the
+warehouse's version changes (a round of the followed run published, or
+another process's build wrote the file), with the page's run status; pages
+fall back to polling ``/api/version`` when the stream is refused.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import hashlib
 import json
+import re
+import threading
 import time
 import unicodedata
 from collections.abc import AsyncIterator, Callable
@@ -22,17 +32,26 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import anyio
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
-from markupsafe import Markup
+from markupsafe import Markup, escape
 from obs.core.lake_layout import TIME_FOLDER, parse_time, run_folder
+from obs.reports import page as report_page
 from obs.reports.page import embed
 from obs.serve import dashboards, pages
 from obs.serve.access import Access
 from obs.serve.errors import ServeError
 from obs.serve.following import Following
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    Response,
+    StreamingResponse,
+)
 from starlette.routing import Route
 
 SECURITY_HEADERS = {
@@ -51,13 +70,37 @@ STATIC_TYPES = {".js": "text/javascript", ".css": "text/css"}
 CONTROL_PICTURES = {c: chr(0x2400 + c) for c in range(32) if chr(c) not in "\n\t"} | {
     0x7F: "\u2421"
 }
+# Shown as a mark (⟨U+202E⟩) instead of applied: the bidirectional controls (marks,
+# embeddings, overrides, isolates), which would reorder the text around them, and
+# the C1 control characters, which have no picture.
+MARKED = re.compile("[\u0080-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# How long an event stream sleeps between looks at the warehouse's files (another
+# process's build); a round of the followed run wakes it at once.
+EVENT_LOOK_SECONDS = 0.2
 
 
-def shown(text: object) -> str:
-    """Model text made safe to lay out: control characters as visible pictures (the
-    template escapes the rest)."""
+def _mark(character: str) -> str:
+    return f"\u27e8U+{ord(character):04X}\u27e9"
+
+
+def shown(text: object) -> Markup:
+    """Model text made safe to lay out, escaped: control characters as visible pictures,
+    bidirectional controls and C1 controls as a marked ⟨U+202E⟩ label."""
     value = "" if text is None else str(text)
-    return value.translate(CONTROL_PICTURES)
+    escaped = str(escape(value.translate(CONTROL_PICTURES)))
+
+    def badge(match: re.Match[str]) -> str:
+        name = unicodedata.name(match.group(), "control character")
+        return f'<span class="ctl" title="{name.lower()}">{_mark(match.group())}</span>'
+
+    return Markup(MARKED.sub(badge, escaped))
+
+
+def shown_plain(text: object) -> str:
+    """As ``shown``, for places that hold only text (an option of a list): the marks as
+    plain text."""
+    value = "" if text is None else str(text)
+    return MARKED.sub(lambda match: _mark(match.group()), value.translate(CONTROL_PICTURES))
 
 
 def _count(value: object) -> str:
@@ -81,19 +124,21 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["shown"] = shown
+    env.filters["shown_plain"] = shown_plain
     env.filters["count"] = _count
     env.filters["number"] = _number
     env.filters["figure"] = _figure
-    env.globals["is_rtl"] = lambda text: any(
-        unicodedata.bidirectional(c) in {"R", "AL"} for c in str(text)[:200]
-    )
+    # The static dashboards' Plotly template, as they embed it: live.js applies it to
+    # every figure (the figures leave it out, see obs.reports.page.embed).
+    env.globals["plotly_theme"] = report_page.environment().globals["plotly_theme"]
     return env
 
 
 def _figure(figure: Any) -> Markup:
     """A chart's block: its figure JSON (never run as script) and a hash of it, so a
-    live page redraws it only when it changed."""
-    content = embed(figure)
+    live page redraws it only when it changed. ``figure``: a figure, or its JSON
+    as ``embed`` wrote it."""
+    content = figure if isinstance(figure, Markup) else embed(figure)
     digest = hashlib.sha1(str(content).encode()).hexdigest()[:16]
     return Markup(
         f'<div class="plot" data-figure-hash="{digest}"></div>'
@@ -107,7 +152,36 @@ class Server:
     def __init__(self, access: Access, following: Following | None = None) -> None:
         self.access = access
         self.following = following
-        self._status: dict[tuple[str, str | None], dict[str, Any]] = {}
+        # The run status of one version (by run), computed once whatever the pages asking.
+        self._status: tuple[str, dict[str | None, dict[str, Any]]] = ("", {})
+        # The event streams' wake-up: set (and replaced) on the event loop when a round
+        # publishes or the server stops.
+        self._tick: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.closing = threading.Event()
+
+    def attach(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Called on the event loop at start: rounds wake the event streams from now on."""
+        self._loop = loop
+        self._tick = asyncio.Event()
+        self.access.listen(self.wake)
+
+    def wake(self) -> None:
+        """Wake every event stream (from any thread, or a signal handler)."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._ring)
+
+    def _ring(self) -> None:
+        if self._tick is not None:
+            self._tick.set()
+            self._tick = asyncio.Event()
+
+    def close(self) -> None:
+        """The server is stopping: every event stream ends now (an open page would
+        otherwise hold the shutdown until uvicorn's grace period runs out)."""
+        self.closing.set()
+        self.wake()
 
     # ------------------------------------------------------------------ rendering
 
@@ -155,11 +229,15 @@ class Server:
     def _board(self, request: Request, kind: str) -> Response:
         run_id = request.path_params["run"]
         wanted = request.query_params.get("tab")
-        draw_board = {
-            "training": dashboards.training,
-            "rewards": dashboards.rewards,
-            "agent": dashboards.agent,
-        }[kind]
+        page = _int_param(request, "page") or 1  # of the reward page's raw data table
+        group = request.query_params.get("group")  # the agent page's group heatmap
+
+        def draw_board(con: Any, found: dict[str, Any], wanted: str | None) -> dashboards.Board:
+            if kind == "rewards":
+                return dashboards.rewards(con, found, wanted, page=page)
+            if kind == "agent":
+                return dashboards.agent(con, found, wanted, group=group)
+            return dashboards.training(con, found, wanted)
 
         def draw(con: Any) -> Response:
             found = pages.run(con, run_id)
@@ -303,18 +381,49 @@ class Server:
     # ------------------------------------------------------------------ live
 
     def version(self, request: Request) -> Response:
-        """What a page polls: the warehouse's version, and for a run the last iteration or
-        step it landed, when, and how many critical alerts and findings it has."""
+        """What a page polls when it has no event stream: the warehouse's version, and
+        for a run the last iteration or step it landed, when, and how many critical
+        alerts and findings it has."""
         run_id = request.query_params.get("run") or None
         version = self.access.version()
-        key = (version, run_id)
-        status = self._status.get(key)
+        return JSONResponse(self.state(version, run_id), headers=SECURITY_HEADERS)
+
+    async def events(self, request: Request) -> Response:
+        """The version endpoint as a stream of server-sent events: one at once, then one
+        each time the version changes. Ends when the page goes (Starlette cancels it
+        on the disconnect) or the server stops."""
+        run_id = request.query_params.get("run") or None
+
+        async def stream() -> AsyncIterator[str]:
+            sent = None
+            yield "retry: 1000\n\n"
+            while not self.closing.is_set():
+                tick = self._tick
+                version = self.access.version()
+                if version != sent:
+                    state = await run_in_threadpool(self.state, version, run_id)
+                    sent = version
+                    yield f"data: {json.dumps(state, default=str)}\n\n"
+                    continue
+                if tick is None:
+                    await anyio.sleep(EVENT_LOOK_SECONDS)
+                    continue
+                with anyio.move_on_after(EVENT_LOOK_SECONDS):
+                    await tick.wait()
+
+        headers = {**SECURITY_HEADERS, "X-Accel-Buffering": "no"}
+        return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
+
+    def state(self, version: str, run_id: str | None) -> dict[str, Any]:
+        """What a page hears of a version: the version, the server's clock, the run's status."""
+        known_version, statuses = self._status
+        if known_version != version:
+            statuses = {}
+            self._status = (version, statuses)
+        status = statuses.get(run_id)
         if status is None:
-            status = self._run_status(run_id)
-            self._status = {key: status}  # one version at a time is enough
-        return JSONResponse(
-            {"version": version, "now": time.time(), **status}, headers=SECURITY_HEADERS
-        )
+            status = statuses[run_id] = self._run_status(run_id)
+        return {"version": version, "now": time.time(), **status}
 
     def _run_status(self, run_id: str | None) -> dict[str, Any]:
         if run_id is None:
@@ -393,13 +502,15 @@ def create_app(access: Access, following: Following | None = None) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        server.attach(asyncio.get_running_loop())
         if following is not None:
             following.start()
         try:
             yield
         finally:
+            server.close()
             if following is not None:
-                following.stop()
+                await run_in_threadpool(following.stop)
 
     async def missing(request: Request, exc: Exception) -> Response:
         return server.not_found(request, f"no page at {request.url.path}")
@@ -415,6 +526,7 @@ def create_app(access: Access, following: Following | None = None) -> Starlette:
         Route("/runs/{run}/prompts/{prompt_hash}", server.prompt),
         Route("/runs/{run}/prompts/{prompt_hash}/response", server.response_text),
         Route("/api/version", server.version),
+        Route("/api/events", server.events),
         Route("/static/{name}", server.static),
         Route("/favicon.ico", lambda request: Response(status_code=204)),
     ]

@@ -2,9 +2,10 @@
 
 Each round lands what is new under the followed folder, builds what changed
 (``obs.live.Follower``, the same core and the same round line as ``obs
-watch``) and bumps the access's round count, which every open page polls.
-A round holds the ``Gate`` for writing: pages wait for it, and it waits
-for the pages being drawn. ``stop()`` lets the round under way finish.
+watch``) and, when that changed the warehouse, publishes its version: open
+pages hear of it at once (``Access.publish``). A round holds the ``Gate``
+for writing: pages wait for it, and it waits for the pages being drawn.
+``stop()`` lets the round under way finish.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class Following:
         self.thread = threading.Thread(target=self._run, name="obs-follow", daemon=True)
 
     def start(self) -> None:
+        self.access.publish()  # what the warehouse holds before the first round
         self.thread.start()
 
     def stop(self) -> None:
@@ -49,7 +51,7 @@ class Following:
         while not self.stopping.is_set():
             with self.access.gate.writing():
                 done = self.follower.round()
-                self.access.rounds += 1
+            self.access.publish()
             for line in done.lines():
                 self.say(line)
             self.follower.wait(self.stopping, max(0.0, self.every - done.seconds))

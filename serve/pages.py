@@ -14,6 +14,7 @@ from importlib import resources
 from typing import Any
 
 import plotly.graph_objects as go
+from obs.reports.figures.base import whole_ticks
 
 # A prompt's rollouts are shown this many at a time, each response up to SHOWN characters
 # (the whole text is one click away, as plain text).
@@ -117,9 +118,18 @@ def _trajectory(iterations: list[dict[str, Any]]) -> go.Figure:
         )
     figure.update_layout(
         title="Score and strict accuracy by iteration",
-        xaxis={"title": "iteration"},
+        xaxis={"title": "iteration", **whole_ticks(x, each=25)},
         yaxis={"title": "score"},
-        yaxis2={"title": "strict accuracy", "overlaying": "y", "side": "right", "range": [0, 1]},
+        # a share: always 0 to 1, whatever the points (zoom and autoscale leave it)
+        yaxis2={
+            "title": "strict accuracy",
+            "overlaying": "y",
+            "side": "right",
+            "range": [0, 1],
+            "autorange": False,
+            "fixedrange": True,
+            "showgrid": False,
+        },
         legend={"orientation": "h"},
         margin={"t": 50, "l": 50, "r": 50, "b": 40},
         height=320,

@@ -43,15 +43,22 @@ def bind(host: str, port: int) -> socket.socket:
 
 def _stopping_server(base: type) -> type:
     """uvicorn's server, stopped by Ctrl-C or SIGTERM as ``obs watch`` is: the first
-    signal finishes the work under way and returns (exit 0), a second stops at once."""
+    signal finishes the work under way and returns (exit 0), a second stops at once.
+    ``on_stop`` runs at the first (it ends the pages' event streams, which would
+    otherwise keep their connections, and the server, open)."""
 
     class Server(base):  # type: ignore[valid-type,misc]
         def __init__(
-            self, config: object, say: Callable[[str], None], early: EarlyStop | None
+            self,
+            config: object,
+            say: Callable[[str], None],
+            early: EarlyStop | None,
+            on_stop: Callable[[], None],
         ) -> None:
             super().__init__(config)
             self.say = say
             self.early = early
+            self.on_stop = on_stop
             self.stopping = False
 
         @contextlib.contextmanager
@@ -70,6 +77,7 @@ def _stopping_server(base: type) -> type:
                 self.force_exit = True
                 return
             self.stopping = self.should_exit = True
+            self.on_stop()
             self.say(f"{signal.Signals(sig).name}: stopping after this round (again to stop now)")
 
     return Server
@@ -96,13 +104,14 @@ def serve(
             f"warning: listening on {host}: anyone who can reach port {port} can read every "
             "prompt and response in this warehouse"
         )
+    app = create_app(access, following)
     config = uvicorn.Config(
-        create_app(access, following),
+        app,
         log_level="warning",
         access_log=False,
         lifespan="on",
         timeout_graceful_shutdown=5,
     )
-    server = _Server(config, say, early)
+    server = _Server(config, say, early, app.state.server.close)
     with contextlib.closing(sock):
         server.run(sockets=[sock])

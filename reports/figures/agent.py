@@ -13,19 +13,22 @@ import plotly.graph_objects as go
 from obs.reports.figures.base import (
     DIVERGING,
     MUTED,
+    NO_VALUE,
     OKABE_ITO,
     WHITE_TO_BLUE,
     empty,
     floats,
+    iteration_axis,
     layout,
     plain_text,
     titled,
+    whole_ticks,
 )
 
 # DIVERGING: red below 0 (penalised), blue above (rewarded).
 WHITE_TO_ORANGE = [[0.0, "#fff7ec"], [1.0, "#b35806"]]
 # Cells with no value (a turn the rollout did not reach) show the plot's background.
-NOT_REACHED = "#cfd4da"
+NOT_REACHED = NO_VALUE
 # How a turn's advantage came about, by the code agent_dashboard gives it.
 ADVANTAGE_ORIGINS = (
     "computed from turn rewards",
@@ -57,11 +60,12 @@ TRAIN_SHARES = (
     ("filtered_share", "groups filtered", OKABE_ITO[1], "dash"),
     ("trainable_token_share", "tokens trained on", OKABE_ITO[0], "solid"),
 )
-# The views of the advantage-by-turn heatmap: column, label, colour bar format.
+# The views of the advantage-by-turn heatmap: column, label (its button's and its
+# colour bar's), colour bar format.
 TURN_VIEWS = (
-    ("mean_advantage", "mean advantage", "mean advantage", "+.2f"),
-    ("negative_share", "share of advantages below 0", "share below 0", ".0%"),
-    ("std_advantage", "spread of advantages (std)", "std of advantages", ".2f"),
+    ("mean_advantage", "mean advantage", "+.2f"),
+    ("negative_share", "share below 0", ".0%"),
+    ("std_advantage", "std of advantages", ".2f"),
 )
 GROUP_BASIS = {
     "rollouts": "counted from the rollouts: a group is filtered when its scores' std is below"
@@ -101,8 +105,8 @@ def _step_axis(figure: go.Figure, title: str, steps: np.ndarray) -> None:
         # room for half a bar beyond the first and the last step
         gaps = np.diff(ticks)
         pad = 0.6 * float(gaps.min()) if len(gaps) else 1.5
-        figure.update_xaxes(tickmode="array", tickvals=ticks, range=[low - pad, high + pad])
-    figure.update_xaxes(title_text=title)
+        figure.update_xaxes(range=[low - pad, high + pad])
+    figure.update_xaxes(title_text=title, **whole_ticks(ticks))
     figure.update_layout(
         hovermode="x unified",
         legend={"orientation": "h", "x": 0, "y": -0.2, "yanchor": "top", "traceorder": "normal"},
@@ -480,7 +484,7 @@ def agent_turn_means(frame: pd.DataFrame, *, title: str) -> go.Figure:
         "negative_share": WHITE_TO_ORANGE,
         "std_advantage": WHITE_TO_BLUE,
     }
-    grids = {column: _turn_grid(frame, column) for column, _, _, _ in TURN_VIEWS}
+    grids = {column: _turn_grid(frame, column) for column, _, _ in TURN_VIEWS}
     custom = np.stack(
         [
             np.array(_turn_grid(frame, c), dtype=float)
@@ -495,7 +499,7 @@ def agent_turn_means(frame: pd.DataFrame, *, title: str) -> go.Figure:
         axis=-1,
     )
     shown = "mean_advantage" if given else "negative_share"
-    labels = {column: (short, spec) for column, _, short, spec in TURN_VIEWS}
+    labels = {column: (short, spec) for column, short, spec in TURN_VIEWS}
     turns = sorted(int(t) for t in frame["turn"].unique())
     iterations = sorted(int(i) for i in frame["iteration"].unique())
 
@@ -532,27 +536,45 @@ def agent_turn_means(frame: pd.DataFrame, *, title: str) -> go.Figure:
             "%{customdata[0]:,.0f} of %{customdata[1]:,.0f} rollouts reached it<extra></extra>",
         )
     )
+    # The views as a row of buttons above the plot, in the top margin: a dropdown's open
+    # list would cover the heatmap's top rows.
     figure.update_layout(
         updatemenus=[
             {
-                "type": "dropdown",
+                "type": "buttons",
+                "direction": "right",
                 "x": 0.0,
                 "xanchor": "left",
-                "y": 1.02,
+                "y": 1.0,
                 "yanchor": "bottom",
-                "active": [c for c, _, _, _ in TURN_VIEWS].index(shown),
+                "pad": {"b": 10},
+                "active": [c for c, _, _ in TURN_VIEWS].index(shown),
                 "showactive": True,
                 "bgcolor": "#ffffff",
+                "font": {"size": 11},
                 "buttons": [
-                    {"label": f"show: {label}", "method": "restyle", "args": [style(column)]}
-                    for column, label, _, _ in TURN_VIEWS
+                    {"label": short, "method": "restyle", "args": [style(column)]}
+                    for column, short, _ in TURN_VIEWS
                 ],
             }
         ],
         plot_bgcolor=NOT_REACHED,
     )
-    figure.update_xaxes(title_text="iteration (training step)", showgrid=False, zeroline=False)
-    figure.update_yaxes(title_text="turn", dtick=1 if len(turns) <= 30 else None, showgrid=False)
+    figure.add_annotation(
+        text="show:",
+        x=0.0,
+        xref="paper",
+        xanchor="right",
+        xshift=-6,
+        y=1.0,
+        yref="paper",
+        yanchor="bottom",
+        yshift=14,
+        showarrow=False,
+        font={"color": MUTED},
+    )
+    iteration_axis(figure, np.array(iterations), "iteration (training step)")
+    figure.update_yaxes(title_text="turn", **whole_ticks(turns, each=30), showgrid=False)
     if given:
         note = "advantages as the source gave them; grey: no rollout reached the turn"
     else:
@@ -592,8 +614,8 @@ def agent_turn_active(frame: pd.DataFrame, *, title: str) -> go.Figure:
         )
     )
     figure.update_layout(plot_bgcolor=NOT_REACHED)
-    figure.update_xaxes(title_text="iteration (training step)", showgrid=False, zeroline=False)
-    figure.update_yaxes(title_text="turn", dtick=1 if len(turns) <= 30 else None, showgrid=False)
+    iteration_axis(figure, frame["iteration"].unique(), "iteration (training step)")
+    figure.update_yaxes(title_text="turn", **whole_ticks(turns, each=30), showgrid=False)
     note = "share of the iteration's rollouts (with turn data) that reached the turn"
     figure = layout(figure, title, note, height=max(420, min(800, 240 + 34 * len(turns))))
     figure.update_layout(margin={"t": 125})

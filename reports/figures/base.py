@@ -25,8 +25,9 @@ DIVERGING = [
 SEQUENTIAL = "Viridis"
 WHITE_TO_BLUE = [[0.0, "#f7fbff"], [1.0, "#08306b"]]
 # Heatmap cells with no value (a prompt not observed at an iteration, a pair
-# with too few rollouts) show this grey: no scale above uses it.
-NO_VALUE = "#cfd4da"
+# with too few rollouts) show this grey: a mid grey, far from every colour of the
+# scales above (their pale ends and the diverging scale's near-white midpoint).
+NO_VALUE = "#999999"
 # Okabe-Ito: told apart with the common colour-vision deficiencies.
 OKABE_ITO = (
     "#0072B2",  # blue
@@ -140,11 +141,47 @@ def short(label: str, width: int = 56) -> str:
     return label if len(label) <= width else label[: width - 1].rstrip() + "\u2026"
 
 
+def whole_step(span: float, ticks: int = 8) -> int:
+    """A tick spacing of 1, 2 or 5 times a power of ten, whole and at least 1, that
+    puts about ``ticks`` ticks over ``span``."""
+    if span <= ticks:
+        return 1
+    magnitude = 10 ** int(np.floor(np.log10(span / ticks)))
+    return next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude * ticks >= span)
+
+
+def whole_ticks(values: object, each: int = 12) -> dict[str, object]:
+    """Axis settings that put ticks on whole numbers only (a step, an iteration: never 1.5).
+
+    A tick at each value when there are at most ``each``; else ticks every
+    ``whole_step`` from 0, which zooming in cannot split.
+    """
+    kept = np.unique(finite(values))
+    if not kept.size:
+        return {}
+    if kept.size <= each:
+        return {"tickmode": "array", "tickvals": kept.tolist(), "tickformat": "d"}
+    span = float(kept.max() - kept.min())
+    return {"tickmode": "linear", "tick0": 0, "dtick": whole_step(span), "tickformat": "d"}
+
+
+def step_axis(
+    figure: go.Figure,
+    steps: object,
+    title: str = "step",
+    *,
+    row: int | None = None,
+    col: int | None = None,
+) -> None:
+    """A step axis (of one subplot, with ``row`` and ``col``) titled and ticked on whole steps."""
+    figure.update_xaxes(title_text=title, **whole_ticks(steps), row=row, col=col)
+
+
 def iteration_axis(figure: go.Figure, iterations: np.ndarray, title: str = "iteration") -> None:
     """An iteration axis with a tick at each iteration when there are few (never 1.5)."""
-    figure.update_xaxes(title_text=title, showgrid=False, zeroline=False)
-    if 0 < len(iterations) <= 25:
-        figure.update_xaxes(tickmode="array", tickvals=[float(i) for i in iterations])
+    figure.update_xaxes(
+        title_text=title, showgrid=False, zeroline=False, **whole_ticks(iterations, each=25)
+    )
 
 
 def floats(frame: pd.DataFrame, column: str) -> np.ndarray:

@@ -14,6 +14,7 @@ from obs.reports.figures.base import (
     finite,
     layout,
     sequential_range,
+    whole_step,
 )
 
 # Upsampling priority: one hue (ColorBrewer Oranges), darker for higher priority.
@@ -97,7 +98,10 @@ def sample_efficiency(
     )
     figure.update_xaxes(
         title_text="iterations to first success (never solved at the right)",
-        dtick=1 if never_x <= 30 else None,
+        tickmode="linear",
+        tick0=0,
+        dtick=whole_step(never_x, ticks=30),
+        tickformat="d",
     )
     figure.update_yaxes(title_text="final score", range=[bottom, top])
     return layout(figure, title, cap_note(len(frame), total, "the most informative"))

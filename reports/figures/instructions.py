@@ -144,9 +144,14 @@ def instruction_interference(
     )
     figure.update_xaxes(title_text="instruction", tickangle=40, showgrid=False)
     figure.update_yaxes(title_text="instruction", autorange="reversed", showgrid=False)
+    # a pair never seen together has no cell: the background shows, the same grey as a
+    # thin pair's, far from the near-white of a lift of 1
+    figure.update_layout(plot_bgcolor=NO_VALUE)
     note = "lift = joint success / the product of the two success rates: red below 1 (interfere)"
     if (marks != "").any():
         note += "; a % in a cell: stuck at 0% or 100% (a broken verifier?)"
     if min_rollouts is not None:
-        note += f"; grey: fewer than {min_rollouts} rollouts"
+        note += f"; grey: fewer than {min_rollouts} rollouts, or never together"
+    else:
+        note += "; grey: never together"
     return layout(figure, title, note, height=max(480, 34 * len(names) + 260))

@@ -20,6 +20,7 @@ from obs.reports.figures.base import (
     iteration_axis,
     layout,
     plain_text,
+    step_axis,
 )
 from plotly.subplots import make_subplots
 
@@ -106,6 +107,23 @@ QUALITY_PARTS = (
     ("stability", 0.25),
     ("coverage", 0.15),
 )
+# The reward signal overview's lower panels: column of reward_steps.sql, its name in
+# the hover and in the note of a panel without it, colour, hover format. Both come
+# from the reward's spread, which a run that logged only the mean reward (a tracker
+# history, no rollouts) does not have.
+SPREAD_PANELS = (
+    ("signal_to_noise", "|mean| / std", "the signal-to-noise ratio", OKABE_ITO[2], ".3f"),
+    ("variance", "variance", "the reward variance", OKABE_ITO[1], ".4f"),
+)
+SPREAD_MISSING = (
+    "No data: {what} was not logged<br>(it needs the reward's std or per-sample rewards)"
+)
+# Reward quality metrics: column of reward_steps.sql, label, colour, dash.
+QUALITY_SERIES = (
+    ("signal_to_noise", "Signal-to-Noise Ratio", OKABE_ITO[2], "solid"),
+    ("entropy", "Reward Entropy", OKABE_ITO[0], "solid"),
+    ("variance_scaled", "Variance (normalised)", OKABE_ITO[1], "dash"),
+)
 # The training dynamics panels: column of reward_steps.sql, panel title, colour.
 DYNAMICS_PANELS = (
     ("kl_divergence", "KL Divergence", OKABE_ITO[5]),
@@ -190,32 +208,35 @@ def reward_signal_overview(frame: pd.DataFrame, *, title: str) -> go.Figure:
     )
     x = floats(frame, "step")
     mean = floats(frame, "mean")
-    figure.add_trace(
-        go.Scatter(
-            x=x,
-            y=floats(frame, "band_high"),
-            mode="lines",
-            line={"width": 0},
-            showlegend=False,
-            hoverinfo="skip",
-        ),
-        row=1,
-        col=1,
-    )
-    figure.add_trace(
-        go.Scatter(
-            x=x,
-            y=floats(frame, "band_low"),
-            mode="lines",
-            line={"width": 0},
-            fill="tonexty",
-            fillcolor="rgba(0, 114, 178, 0.18)",
-            name="±1 std",
-            hoverinfo="skip",
-        ),
-        row=1,
-        col=1,
-    )
+    std = floats(frame, "std")
+    banded = bool(np.isfinite(std).any())
+    if banded:  # a band only where the std was logged or computed, and a legend entry for it
+        figure.add_trace(
+            go.Scatter(
+                x=x,
+                y=floats(frame, "band_high"),
+                mode="lines",
+                line={"width": 0},
+                showlegend=False,
+                hoverinfo="skip",
+            ),
+            row=1,
+            col=1,
+        )
+        figure.add_trace(
+            go.Scatter(
+                x=x,
+                y=floats(frame, "band_low"),
+                mode="lines",
+                line={"width": 0},
+                fill="tonexty",
+                fillcolor="rgba(0, 114, 178, 0.18)",
+                name="±1 std",
+                hoverinfo="skip",
+            ),
+            row=1,
+            col=1,
+        )
     figure.add_trace(
         go.Scatter(
             x=x,
@@ -223,8 +244,10 @@ def reward_signal_overview(frame: pd.DataFrame, *, title: str) -> go.Figure:
             mode="lines",
             name="mean reward",
             line={"color": OKABE_ITO[0], "width": 2},
-            customdata=floats(frame, "std"),
-            hovertemplate="step %{x}<br>mean %{y:.3f} ± %{customdata:.3f}<extra></extra>",
+            customdata=std,
+            hovertemplate="step %{x}<br>mean %{y:.3f}"
+            + (" ± %{customdata:.3f}" if banded else "")
+            + "<extra></extra>",
         ),
         row=1,
         col=1,
@@ -240,35 +263,26 @@ def reward_signal_overview(frame: pd.DataFrame, *, title: str) -> go.Figure:
         row=1,
         col=2,
     )
-    figure.add_trace(
-        go.Scatter(
-            x=x,
-            y=floats(frame, "signal_to_noise"),
-            mode="lines",
-            name="signal-to-noise",
-            line={"color": OKABE_ITO[2], "width": 2},
-            showlegend=False,
-            hovertemplate="step %{x}<br>|mean| / std %{y:.3f}<extra></extra>",
-        ),
-        row=2,
-        col=1,
-    )
-    figure.add_trace(
-        go.Scatter(
-            x=x,
-            y=floats(frame, "variance"),
-            mode="lines",
-            name="variance",
-            line={"color": OKABE_ITO[1], "width": 2},
-            showlegend=False,
-            hovertemplate="step %{x}<br>variance %{y:.4f}<extra></extra>",
-        ),
-        row=2,
-        col=2,
-    )
-    figure.update_xaxes(title_text="step", row=1, col=1)
-    figure.update_xaxes(title_text="step", row=2, col=1)
-    figure.update_xaxes(title_text="step", row=2, col=2)
+    step_axis(figure, x, row=1, col=1)
+    for col, (column, label, what, colour, spec) in enumerate(SPREAD_PANELS, start=1):
+        values = floats(frame, column)
+        if not np.isfinite(values).any():
+            _panel_note(figure, 2, col, SPREAD_MISSING.format(what=what))
+            continue
+        figure.add_trace(
+            go.Scatter(
+                x=x,
+                y=values,
+                mode="lines",
+                name=label,
+                line={"color": colour, "width": 2},
+                showlegend=False,
+                hovertemplate=f"step %{{x}}<br>{label} %{{y:{spec}}}<extra></extra>",
+            ),
+            row=2,
+            col=col,
+        )
+        step_axis(figure, x, row=2, col=col)
     figure.update_yaxes(title_text="reward", row=1, col=1)
     figure.update_yaxes(title_text="mean reward of a step", row=1, col=2)
     figure.update_yaxes(title_text="|mean| / std", row=2, col=1)
@@ -276,7 +290,11 @@ def reward_signal_overview(frame: pd.DataFrame, *, title: str) -> go.Figure:
     figure.update_layout(
         legend={"orientation": "h", "x": 1, "xanchor": "right", "y": 1.07, "yanchor": "bottom"}
     )
-    note = f"{len(frame)} steps; the band is the mean ± 1 std of the total reward"
+    note = f"{len(frame)} steps; " + (
+        "the band is the mean ± 1 std of the total reward"
+        if banded
+        else "no band: the run logged no reward std (and has no per-sample rewards)"
+    )
     if frame["basis"].nunique() > 1:
         note += "; some steps as the trainer logged them, others from per-sample rewards"
     figure = layout(figure, title, note, height=760)
@@ -305,7 +323,7 @@ def reward_functions_over_time(
                 "std %{customdata:.3f}<extra></extra>",
             )
         )
-    figure.update_xaxes(title_text="step")
+    step_axis(figure, floats(frame, "step"))
     figure.update_yaxes(title_text="mean reward of the function")
     functions = frame["reward_function"].nunique()
     return layout(figure, title, f"{functions} reward functions", height=480)
@@ -397,7 +415,7 @@ def training_dynamics(frame: pd.DataFrame, *, title: str) -> go.Figure:
             row=row,
             col=col,
         )
-        figure.update_xaxes(title_text="step", row=row, col=col)
+        step_axis(figure, floats(frame, "step"), row=row, col=col)
     missing = len(DYNAMICS_PANELS) - len(logged)
     note = f"{missing} of the four series not logged" if missing else "as the trainer logged them"
     figure = layout(figure, title, note, height=700)
@@ -471,12 +489,21 @@ def reward_quality_score(frame: pd.DataFrame, *, title: str) -> go.Figure:
     return layout(figure, title, f"{row['steps']} steps, {row['reward_functions']} functions", 380)
 
 
+# The advice of a reward function, each line led by its kind in words and colour
+# (as the page's advice list marks them): no emoji, which needs an emoji font.
+ADVICE_KINDS = (
+    ("issues", "issue", "#D55E00"),
+    ("warnings", "warning", "#B07800"),
+    ("recommendations", "recommendation", "#0072B2"),
+)
+
+
 def _advice(row: pd.Series) -> list[str]:
-    return (
-        [f"❌ {plain_text(v)}" for v in as_strings(row["issues"])]
-        + [f"⚠️ {plain_text(v)}" for v in as_strings(row["warnings"])]
-        + [f"💡 {plain_text(v)}" for v in as_strings(row["recommendations"])]
-    )
+    return [
+        f"<span style='color:{colour}'><b>{label}:</b></span> {plain_text(v)}"
+        for column, label, colour in ADVICE_KINDS
+        for v in as_strings(row[column])
+    ]
 
 
 def reward_function_quality(frame: pd.DataFrame, *, title: str) -> go.Figure:
@@ -508,14 +535,18 @@ def reward_quality_metrics(frame: pd.DataFrame, *, title: str) -> go.Figure:
     """Signal-to-noise, reward entropy and the variance (dashed, on the SNR scale)."""
     if frame.empty:
         return empty(title, "no reward statistics for this run")
+    logged = [c for c, _, _, _ in QUALITY_SERIES if np.isfinite(floats(frame, c)).any()]
+    if not logged:
+        return empty(
+            title,
+            "No data: the run logged no reward std, entropy or variance<br>(and has no"
+            " per-sample rewards to compute them from)",
+        )
     x = floats(frame, "step")
     figure = go.Figure()
-    series = (
-        ("signal_to_noise", "Signal-to-Noise Ratio", OKABE_ITO[2], "solid"),
-        ("entropy", "Reward Entropy", OKABE_ITO[0], "solid"),
-        ("variance_scaled", "Variance (normalised)", OKABE_ITO[1], "dash"),
-    )
-    for column, label, colour, dash in series:
+    for column, label, colour, dash in QUALITY_SERIES:
+        if column not in logged:
+            continue
         figure.add_trace(
             go.Scatter(
                 x=x,
@@ -526,12 +557,16 @@ def reward_quality_metrics(frame: pd.DataFrame, *, title: str) -> go.Figure:
                 hovertemplate="%{fullData.name}<br>step %{x}<br>%{y:.3f}<extra></extra>",
             )
         )
-    figure.update_xaxes(title_text="step")
+    step_axis(figure, x)
     figure.update_yaxes(title_text="metric value")
     figure.update_layout(legend={"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"})
-    return layout(
-        figure, title, "the variance is scaled so its largest value meets the largest SNR", 480
-    )
+    notes = []
+    if "variance_scaled" in logged and "signal_to_noise" in logged:
+        notes.append("the variance is scaled so its largest value meets the largest SNR")
+    missing = [label for c, label, _, _ in QUALITY_SERIES if c not in logged]
+    if missing:
+        notes.append("not logged: " + ", ".join(missing))
+    return layout(figure, title, "; ".join(notes), 480)
 
 
 def reward_alerts_timeline(
@@ -638,7 +673,7 @@ def reward_alerts_timeline(
             annotation_position="top left",
             annotation_font={"size": 11, "color": "#1f2933"},
         )
-    figure.update_xaxes(title_text="step")
+    step_axis(figure, floats(steps, "step"))
     figure.update_yaxes(title_text="mean reward", secondary_y=False)
     if not measured.empty:
         figure.update_yaxes(

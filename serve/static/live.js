@@ -1,9 +1,13 @@
 // obs serve: draw the page's charts, and keep the page live without a reload.
-// Every few hundred milliseconds the page asks /api/version whether the warehouse
-// changed; when it did, it fetches its own URL again and replaces only the
-// blocks (data-live) whose content changed, redrawing a chart only when its
-// figure changed. Text from the warehouse is never turned into markup here:
-// blocks come from the server's escaped HTML, and status lines are set as text.
+// The page listens to /api/events, a stream of server-sent events: one each time
+// the warehouse changes (a round of the followed run, another process's build),
+// with the run's status. When the stream is refused it polls /api/version every
+// 250 ms instead. A hidden tab closes its stream (a browser keeps only a few
+// connections to one server) and opens it again when shown. When the version
+// changes the page fetches its own URL again and replaces only the blocks
+// (data-live) whose content changed, redrawing a chart only when its figure
+// changed. Text from the warehouse is never turned into markup here: blocks come
+// from the server's escaped HTML, and status lines are set as text.
 (function () {
   "use strict";
   var POLL_MS = 250;
@@ -11,18 +15,35 @@
   var runMeta = document.querySelector('meta[name="obs-run"]');
   var version = versionMeta ? versionMeta.content : "";
   var run = runMeta ? runMeta.content : "";
+  var query = run ? "?run=" + encodeURIComponent(run) : "";
   var status = document.getElementById("live-status");
   var banner = document.getElementById("live-banner");
+  var root = document.documentElement;
   var critical = null;
   var last = "";
   var landedAt = null;
   var offset = 0;
+  var theme = null;
+  var source = null;
+  var polling = false;
+  var refreshing = false;
+  var again = false;
+
+  // The static dashboards' Plotly template, given once in the page (#obs-theme).
+  function themed(figure) {
+    if (theme === null) {
+      var block = document.getElementById("obs-theme");
+      theme = block ? JSON.parse(block.textContent) : false;
+    }
+    if (theme && !figure.layout.template) { figure.layout.template = theme; }
+    return figure;
+  }
 
   function draw(block) {
     var holder = block.querySelector(".plot");
-    var source = block.querySelector("script.figure");
-    if (!holder || !source || !window.Plotly) { return; }
-    var figure = JSON.parse(source.textContent);
+    var script = block.querySelector("script.figure");
+    if (!holder || !script || !window.Plotly) { return; }
+    var figure = themed(JSON.parse(script.textContent));
     var config = { responsive: true, displaylogo: false };
     if (holder.dataset.drawn) {
       window.Plotly.react(holder, figure.data, figure.layout, config);
@@ -38,33 +59,46 @@
     });
   }
 
+  function replace(fresh) {
+    fresh.querySelectorAll("[data-live]").forEach(function (incoming) {
+      var name = incoming.getAttribute("data-live");
+      var current = document.querySelector('[data-live="' + CSS.escape(name) + '"]');
+      if (!current) { return; }
+      var newPlot = incoming.querySelector(".plot");
+      var oldPlot = current.querySelector(".plot");
+      if (newPlot && oldPlot) {
+        if (newPlot.dataset.figureHash !== oldPlot.dataset.figureHash) {
+          current.querySelector("script.figure").textContent =
+            incoming.querySelector("script.figure").textContent;
+          oldPlot.dataset.figureHash = newPlot.dataset.figureHash;
+          draw(current);
+        }
+        return;
+      }
+      if (incoming.innerHTML !== current.innerHTML) {
+        current.replaceWith(document.importNode(incoming, true));
+      }
+    });
+  }
+
+  // One refresh at a time; a change heard during one starts another after it.
+  // <html data-live-shown> names the version the blocks show.
   function refresh() {
+    if (refreshing) { again = true; return; }
+    refreshing = true;
+    var wanted = version;
     fetch(window.location.href, { headers: { "X-Obs-Live": "1" }, cache: "no-store" })
       .then(function (response) { return response.ok ? response.text() : null; })
       .then(function (html) {
         if (html === null) { return; }
-        var fresh = new DOMParser().parseFromString(html, "text/html");
-        fresh.querySelectorAll("[data-live]").forEach(function (incoming) {
-          var name = incoming.getAttribute("data-live");
-          var current = document.querySelector('[data-live="' + CSS.escape(name) + '"]');
-          if (!current) { return; }
-          var newPlot = incoming.querySelector(".plot");
-          var oldPlot = current.querySelector(".plot");
-          if (newPlot && oldPlot) {
-            if (newPlot.dataset.figureHash !== oldPlot.dataset.figureHash) {
-              current.querySelector("script.figure").textContent =
-                incoming.querySelector("script.figure").textContent;
-              oldPlot.dataset.figureHash = newPlot.dataset.figureHash;
-              draw(current);
-            }
-            return;
-          }
-          if (incoming.innerHTML !== current.innerHTML) {
-            current.replaceWith(document.importNode(incoming, true));
-          }
-        });
+        replace(new DOMParser().parseFromString(html, "text/html"));
+        root.dataset.liveShown = wanted;
       })
-      .catch(function () {});
+      .catch(function () {})
+      .finally(function () {
+        refreshing = false;
+        if (again) { again = false; refresh(); }
+      });
   }
 
   function ago(seconds) {
@@ -79,36 +113,74 @@
     status.textContent = last + " landed " + ago(now - landedAt);
   }
 
+  // What the server says of its version (an event, or a poll's answer).
+  function heard(state) {
+    offset = state.now - Date.now() / 1000;
+    if (state.last) { last = state.last; }
+    if (typeof state.landed_at === "number") { landedAt = state.landed_at; }
+    if (typeof state.critical === "number") {
+      if (critical !== null && state.critical > critical && banner) {
+        banner.textContent = "New critical alert or finding for " + run +
+          " (" + state.critical + " in all): see its findings below.";
+        banner.hidden = false;
+      }
+      critical = state.critical;
+    }
+    if (state.version !== version) {
+      version = state.version;
+      root.dataset.liveVersion = version;
+      refresh();
+    }
+    showStatus();
+  }
+
   function poll() {
-    var url = "/api/version" + (run ? "?run=" + encodeURIComponent(run) : "");
-    fetch(url, { cache: "no-store" })
+    fetch("/api/version" + query, { cache: "no-store" })
       .then(function (response) { return response.ok ? response.json() : null; })
-      .then(function (state) {
-        if (!state) { return; }
-        offset = state.now - Date.now() / 1000;
-        if (state.last) { last = state.last; }
-        if (typeof state.landed_at === "number") { landedAt = state.landed_at; }
-        if (typeof state.critical === "number") {
-          if (critical !== null && state.critical > critical && banner) {
-            banner.textContent = "New critical alert or finding for " + run +
-              " (" + state.critical + " in all): see its findings below.";
-            banner.hidden = false;
-          }
-          critical = state.critical;
-        }
-        if (state.version !== version) {
-          version = state.version;
-          refresh();
-        }
-        showStatus();
-      })
+      .then(function (state) { if (state) { heard(state); } })
       .catch(function () {})
       .finally(function () { window.setTimeout(poll, POLL_MS); });
   }
 
+  function listen() {
+    if (polling || source || document.hidden) { return; }
+    if (!window.EventSource) { polling = true; poll(); return; }
+    source = new EventSource("/api/events" + query);
+    source.onmessage = function (message) { heard(JSON.parse(message.data)); };
+    source.onerror = function () {
+      // a refused stream does not come back: poll instead (a dropped one reconnects)
+      if (source && source.readyState === EventSource.CLOSED) {
+        source = null;
+        polling = true;
+        poll();
+      }
+    };
+  }
+
+  function hush() {
+    if (source) { source.close(); source = null; }
+  }
+
+  // The group selector (and any select[data-pick]): the page's URL takes the pick and
+  // the blocks it changes are fetched again, as on new data.
+  document.addEventListener("change", function (event) {
+    var select = event.target;
+    if (!(select instanceof HTMLSelectElement) || !select.hasAttribute("data-pick")) { return; }
+    var url = new URL(window.location.href);
+    new FormData(select.form).forEach(function (value, key) { url.searchParams.set(key, value); });
+    window.history.replaceState(null, "", url.toString());
+    refresh();
+  });
+
+  document.addEventListener("visibilitychange", function () {
+    if (document.hidden) { hush(); } else { listen(); }
+  });
+
   window.addEventListener("load", function () {
+    root.dataset.liveVersion = version;
+    root.dataset.liveShown = version;
     drawAll();
-    poll();
+    listen();
     window.setInterval(showStatus, 1000);
   });
 })();

@@ -403,9 +403,8 @@ def test_turn_heatmaps_equal_fct_turn_summary(page_one: str, page_all: str, buil
     # and its menu switches to the mean
     assert max(abs(r[4]) for r in marts) < 1e-9
     menu = figures["agent_turn_means__agent-1"]["layout"]["updatemenus"][0]
-    assert [b["label"] for b in menu["buttons"]][menu["active"]] == (
-        "show: share of advantages below 0"
-    )
+    assert menu["type"] == "buttons"
+    assert [b["label"] for b in menu["buttons"]][menu["active"]] == "share below 0"
     logged = _figures(page_all)["agent_turn_means__agent-log"]["layout"]
     assert logged["updatemenus"][0]["active"] == 0  # given advantages: the mean
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from obs.reports.charts import COMPARISON, REWARDS, TRAINING, charts_of, run_charts
+from obs.reports.figures.base import DIVERGING, NO_VALUE
 
 from tests.conftest import run_cli
 
@@ -485,3 +486,372 @@ def test_several_runs_first_tab_is_short(browser: object, several_page: Path) ->
         height = opened.page.evaluate("() => document.body.scrollHeight")
         opened.page.screenshot(path=str(several_page.with_suffix(".png")), full_page=True)
         assert height < 4000, height
+
+
+# ---------------------------------------------------------------- what the charts leave out
+# A TensorBoard-only run (a tracker history: the mean reward and KL, no std, no rollouts),
+# a TRL run (completions through `ingest rollouts`, trainer_state.json through `ingest
+# metrics`) and the demo's rollouts again, in a warehouse of their own built with
+# stuck_cell_min_samples 30: the demo's pairs of 24 rollouts are thin, the others not.
+
+
+@pytest.fixture(scope="module")
+def trackers(tmp_path_factory: pytest.TempPathFactory, demo: dict[str, Path]) -> dict[str, Path]:
+    from tensorboardX import SummaryWriter
+
+    from tests.integration.test_dashboard import write_trl_completions
+    from tests.integration.test_run_histories import trainer_state
+
+    root = tmp_path_factory.mktemp("browser_trackers")
+    base = ["--lake", root / "lake", "--warehouse", root / "obs.duckdb"]
+    writer = SummaryWriter(str(root / "tb" / "tbx"))
+    for step in range(1, 31):
+        writer.add_scalar("train/reward", 0.1 + step / 40, step)
+        writer.add_scalar("train/kl", 0.001 * step, step)
+    writer.close()
+    run_cli([*base, "ingest", "metrics", root / "tb" / "tbx", "--run", "tbx", "-q"])
+    trl = write_trl_completions(root / "trl-out")
+    trainer_state(trl / "trainer_state.json", 2, max_steps=2)
+    run_cli([*base, "ingest", "rollouts", trl, "--run", "trl", "-q"])
+    run_cli([*base, "ingest", "metrics", trl / "trainer_state.json", "--run", "trl", "-q"])
+    dumps = demo["dashboard"].parents[1] / "dumps"
+    run_cli([*base, "ingest", "rollouts", dumps, "--run", "demo", "-q"])
+    run_cli([*base, "build", "-q", "--vars", "{stuck_cell_min_samples: 30}"])
+    rewards = root / "rewards.html"
+    run_cli(
+        [
+            *base,
+            "render-dashboard",
+            "--kind",
+            "rewards",
+            "--run",
+            "tbx",
+            "--run",
+            "trl",
+            "--out",
+            rewards,
+        ]
+    )
+    dashboard = root / "dashboard.html"
+    run_cli([*base, "render-dashboard", "--run", "demo", "--out", dashboard])
+    report = root / "run_trl.html"
+    run_cli([*base, "analyze", "trl", "--out", report])
+    return {
+        "rewards": rewards,
+        "dashboard": dashboard,
+        "run_report": report,
+        "warehouse": root / "obs.duckdb",
+    }
+
+
+def _visit_every_tab(opened: Opened) -> None:
+    """Show every tab of every run in the page, so that each chart is drawn."""
+    page = opened.page
+    runs = page.evaluate(
+        "() => Array.from(document.querySelectorAll('#run-pick option')).map(o => o.value)"
+    )
+    for run in runs or [None]:
+        if run is not None:
+            page.evaluate(PICK, run)
+        for tab in page.query_selector_all("nav.tabs button"):
+            tab.click()
+            page.wait_for_timeout(100)
+
+
+def _page_path(request: pytest.FixtureRequest, page: str) -> Path:
+    """A page by ``fixture:key`` (``demo:agent``) or by a fixture that is the page."""
+    fixture, _, key = page.partition(":")
+    value = request.getfixturevalue(fixture)
+    return value[key] if key else value
+
+
+def _pick(opened: Opened, run: str) -> None:
+    """Pick ``run`` in a page of several runs (a page of one has no picker)."""
+    if opened.page.query_selector("#run-pick") is not None:
+        opened.page.evaluate(PICK, run)
+
+
+# The x axes of each drawn chart with a step or iteration axis: linear ones with their
+# tick values and labels (a heatmap over categories, a box's category axis left out).
+STEP_AXES = """() => Array.from(document.querySelectorAll('div.plot'))
+    .filter(el => el._fullLayout !== undefined)
+    .flatMap(el => {
+        const layout = el._fullLayout;
+        const axes = Object.keys(layout).filter(k => /^xaxis[0-9]*$/.test(k)).map(k => layout[k]);
+        const steps = axes.some(a => /step|iteration/i.test((a.title && a.title.text) || ''));
+        return !steps ? [] : axes.filter(a => a.visible && a.type === 'linear').map(a => ({
+            chart: el.id, axis: a._name, title: (a.title && a.title.text) || '',
+            values: (a._vals || []).map(v => v.x), labels: (a._vals || []).map(v => v.text),
+        }));
+    })"""
+
+
+@pytest.mark.parametrize(
+    "page",
+    ["demo:dashboard", "demo:agent", "trl_dashboard", "trackers:rewards", "trackers:run_report"],
+)
+def test_step_and_iteration_axes_tick_whole_numbers(
+    browser: object, request: pytest.FixtureRequest, page: str
+) -> None:
+    """No tick at 1.5 on a step or iteration axis: the TRL runs have steps 1 and 2 only,
+    the TensorBoard run 30 steps, the demo 6 iterations and the agent 20."""
+    path = _page_path(request, page)
+    for opened in _open(browser, path):
+        _visit_every_tab(opened)
+        axes = opened.page.evaluate(STEP_AXES)
+        assert axes
+        for axis in axes:
+            where = f"{axis['chart']} {axis['axis']} {axis['title']}"
+            assert axis["values"], where
+            assert all(float(v).is_integer() for v in axis["values"]), (where, axis["values"])
+            assert len(set(axis["labels"])) == len(axis["labels"]), (where, axis["labels"])
+        assert opened.errors == [] and opened.refused == []
+
+
+OVERVIEW = """id => {
+    const el = document.getElementById(id);
+    const layout = el._fullLayout;
+    // (the figure's own layout: plotly leaves a hidden axis out of _fullLayout)
+    const panel = n => ({
+        x: el.layout['xaxis' + n].domain, y: el.layout['yaxis' + n].domain,
+        ticks: el.querySelectorAll(`.x${n}tick, .y${n}tick`).length,
+        traces: el._fullData.filter(t => t.xaxis === 'x' + n).map(
+            t => Array.from(t.y).filter(Number.isFinite).length),
+    });
+    return {
+        legend: Array.from(el.querySelectorAll('g.legend text.legendtext'))
+            .map(t => t.textContent),
+        fills: el._fullData.filter(t => t.fill && t.fill !== 'none')
+            .map(t => Array.from(t.y).filter(Number.isFinite).length),
+        notes: (layout.annotations || []).filter(a => a.text.startsWith('No data'))
+            .map(a => ({text: a.text, x: a.x, y: a.y})),
+        snr: panel(3), variance: panel(4),
+        title: el.querySelector('.gtitle').textContent,
+    };
+}"""
+
+
+def _inside(note: dict, panel: dict) -> bool:
+    return (
+        panel["x"][0] <= note["x"] <= panel["x"][1] and panel["y"][0] <= note["y"] <= panel["y"][1]
+    )
+
+
+DRAWN_ONE = """id => {
+    const el = document.getElementById(id);
+    return {
+        traces: el._fullData.length,
+        notes: (el._fullLayout.annotations || []).map(a => a.text),
+    };
+}"""
+
+
+@pytest.mark.parametrize(
+    ("page", "run", "logged_std"),
+    [
+        ("trackers:rewards", "tbx", False),
+        ("trackers:rewards", "trl", True),
+        ("demo:dashboard", "demo", True),
+    ],
+    ids=["tensorboard-only", "trl", "demo"],
+)
+def test_reward_overview_draws_the_std_band_or_says_it_is_missing(
+    browser: object, request: pytest.FixtureRequest, page: str, run: str, logged_std: bool
+) -> None:
+    """The "±1 std" legend entry only with a band drawn; the signal-to-noise and variance
+    panels of a run without a reward std (TensorBoard, the mean alone) say "not logged"
+    in place of bare axes, as the training dynamics panels do."""
+    path = _page_path(request, page)
+    for opened in _open(browser, path):
+        _visit_every_tab(opened)
+        _pick(opened, run)
+        opened.page.click(f"nav.tabs button:text-is('{REWARDS.tabs[1]}')")
+        opened.page.wait_for_timeout(200)
+        chart = opened.page.query_selector(f"#reward_signal_overview__{run}")
+        chart.screenshot(path=str(path.with_name(f"reward_signal_overview__{run}.png")))
+        drawn = opened.page.evaluate(OVERVIEW, f"reward_signal_overview__{run}")
+        quality = opened.page.evaluate(DRAWN_ONE, f"reward_quality_metrics__{run}")
+        if logged_std:
+            assert drawn["legend"] == ["mean reward", "\u00b11 std"]
+            assert len(drawn["fills"]) == 1 and drawn["fills"][0] > 0
+            assert drawn["notes"] == []
+            for panel in (drawn["snr"], drawn["variance"]):
+                assert len(panel["traces"]) == 1 and panel["traces"][0] > 0 and panel["ticks"]
+            assert "the band is the mean \u00b1 1 std" in drawn["title"]
+            assert quality["traces"] == 3
+        else:
+            assert drawn["legend"] == ["mean reward"]
+            assert drawn["fills"] == []
+            snr, variance = drawn["notes"]
+            assert snr["text"].startswith("No data: the signal-to-noise ratio was not logged")
+            assert variance["text"].startswith("No data: the reward variance was not logged")
+            assert _inside(snr, drawn["snr"]) and _inside(variance, drawn["variance"])
+            # no bare axes: the panels have neither traces nor ticks
+            assert drawn["snr"]["traces"] == drawn["variance"]["traces"] == []
+            assert drawn["snr"]["ticks"] == drawn["variance"]["ticks"] == 0
+            assert "no band: the run logged no reward std" in drawn["title"]
+            assert quality["traces"] == 0
+            assert quality["notes"][0].startswith("No data: the run logged no reward std")
+        assert opened.errors == [] and opened.refused == []
+
+
+# Code points that need an emoji font: emoji (U+1F000 and up), dingbats and miscellaneous
+# symbols (❌ ⚠ ✓), miscellaneous technical (⏱), the information sign (U+2139), and the
+# variation selectors that ask for a glyph's emoji form.
+EMOJI = re.compile(
+    "[\u2139\u2300-\u23ff\u2600-\u27bf\u2b00-\u2bff\ufe0e\ufe0f\U0001f000-\U0001faff]"
+)
+PAGE_TEXT = """() => [
+    document.title, document.body.innerText,
+    ...Array.from(document.querySelectorAll('svg text, option')).map(t => t.textContent),
+].join('\\n')"""
+
+
+@pytest.mark.parametrize(
+    "page",
+    ["demo:dashboard", "demo:agent", "demo:run_report", "trackers:rewards", "trackers:run_report"],
+)
+def test_pages_need_no_emoji_font(
+    browser: object, request: pytest.FixtureRequest, page: str
+) -> None:
+    """Every text of the page, the charts' too, is plain text: no emoji, which shows as an
+    empty box where no emoji font is installed (as in this container). The reward pages'
+    advice (issues, warnings, recommendations) is marked in words and CSS shapes."""
+    path = _page_path(request, page)
+    for opened in _open(browser, path):
+        _visit_every_tab(opened)
+        text = opened.page.evaluate(PAGE_TEXT)
+        assert EMOJI.findall(text) == []
+        if page == "trackers:rewards":
+            # the TRL run's quality report has advice: its kinds are named in words
+            assert "issue: Poor reward discriminability" in text
+            marks = opened.page.evaluate(
+                "() => Array.from(document.querySelectorAll('dl.advice dt')).map(dt => "
+                "[dt.textContent, getComputedStyle(dt, '::before').backgroundColor])"
+            )
+            assert ["Issues", "rgb(213, 94, 0)"] in marks
+        assert opened.errors == [] and opened.refused == []
+
+
+def _png_pixel(png: bytes) -> tuple[int, int, int]:
+    """The colour of a 1x1 PNG (Chromium's screenshot of one pixel): its one scanline
+    after the filter byte, unchanged by any filter with no neighbours."""
+    import struct
+    import zlib
+
+    at, data = 8, b""
+    while at < len(png):
+        (size,) = struct.unpack(">I", png[at : at + 4])
+        kind = png[at + 4 : at + 8]
+        if kind == b"IDAT":
+            data += png[at + 8 : at + 8 + size]
+        at += 12 + size
+    red, green, blue = zlib.decompress(data)[1:4]
+    return red, green, blue
+
+
+def _hex(colour: str) -> tuple[int, int, int]:
+    return int(colour[1:3], 16), int(colour[3:5], 16), int(colour[5:7], 16)
+
+
+def _distance(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
+    return sum((x - y) ** 2 for x, y in zip(a, b, strict=True)) ** 0.5
+
+
+CELL = """([id, column, row]) => {
+    const el = document.getElementById(id);
+    el.scrollIntoView({block: 'center'});
+    const box = el.getBoundingClientRect();
+    const xa = el._fullLayout.xaxis, ya = el._fullLayout.yaxis;
+    return [box.left + xa._offset + xa.l2p(column), box.top + ya._offset + ya.l2p(row)];
+}"""
+
+
+def _cell_colour(
+    opened: Opened, chart: str, names: list[str], cell: tuple[str, str]
+) -> tuple[int, int, int]:
+    """The colour drawn at the centre of a pair's heatmap cell (row a, column b)."""
+    x, y = opened.page.evaluate(CELL, [chart, names.index(cell[1]), names.index(cell[0])])
+    return _png_pixel(opened.page.screenshot(clip={"x": x, "y": y, "width": 1, "height": 1}))
+
+
+def test_demo_interference_greys_thin_and_missing_pairs(
+    browser: object, trackers: dict[str, Path]
+) -> None:
+    """A pair with too few rollouts and a pair never seen together are the same grey,
+    far from the near-white of a lift of 1 (the colour scale's midpoint)."""
+    con = duckdb.connect(str(trackers["warehouse"]), read_only=True)
+    pairs = con.execute(
+        "select instruction_a, instruction_b, drawn_log2_lift, has_too_few_rollouts"
+        " from rpt_instruction_interference where run_id = 'demo'"
+    ).fetchall()
+    con.close()
+    chart = "instruction_interference__demo"
+    for opened in _open(browser, trackers["dashboard"]):
+        _show_tab(opened, TRAINING.tabs[4])
+        names = _heatmap(opened, "instruction_interference", "demo")["x"]
+        seen = {(a, b) for a, b, _, _ in pairs} | {(b, a) for a, b, _, _ in pairs}
+        never = next((a, b) for a in names for b in names if (a, b) not in seen)
+        thin = next((a, b) for a, b, _, few in pairs if few)
+        coloured = [p for p in pairs if not p[3] and p[2] is not None]
+        nearest_one = min(coloured, key=lambda p: abs(p[2]))[:2]
+
+        grey = _hex(NO_VALUE)
+        assert _distance(_cell_colour(opened, chart, names, never), grey) < 4
+        assert _distance(_cell_colour(opened, chart, names, thin), grey) < 4
+        assert _distance(_hex(DIVERGING[2][1]), grey) > 60  # the scale's midpoint, a lift of 1
+        assert _distance(_cell_colour(opened, chart, names, nearest_one), grey) > 40
+        opened.page.query_selector(f"#{chart}").screenshot(
+            path=str(trackers["dashboard"].with_name(f"{chart}.png"))
+        )
+        title = opened.page.text_content(f"#{chart} .gtitle") or ""
+        assert "grey: fewer than 30 rollouts, or never together" in title
+        assert opened.errors == [] and opened.refused == []
+
+
+MENU = """id => {
+    const el = document.getElementById(id);
+    const box = e => {
+        const b = e.getBoundingClientRect();
+        return [b.left, b.top, b.right, b.bottom];
+    };
+    return {
+        buttons: Array.from(el.querySelectorAll('g.updatemenu-button')).map(box),
+        dropdowns: el.querySelectorAll('g.updatemenu-dropdown-button').length,
+        plot: box(el.querySelector('rect.nsewdrag')),
+        title: box(el.querySelector('.gtitle')),
+        colorbar: box(el.querySelector('g.colorbar')),
+        notes: Array.from(el.querySelectorAll('g.annotation')).map(box),
+        shown: el._fullData[0].colorbar.title.text,
+    };
+}"""
+
+
+def _overlaps(a: list[float], b: list[float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+@pytest.mark.parametrize("width", [900, 1400])
+def test_agent_view_buttons_stay_clear_of_the_heatmap(
+    browser: object, demo: dict[str, Path], width: int
+) -> None:
+    """The advantage-by-turn views are buttons in the top margin (a dropdown's list fell
+    over the heatmap's top rows): nothing overlaps the plot, the title or the colour bar."""
+    chart = "agent_turn_means__demo-agent"
+    for opened in _open(browser, demo["agent"], viewport_width=width):
+        _show_tab(opened, "Turn advantages")
+        opened.page.query_selector(f"#{chart}").screenshot(
+            path=str(demo["agent"].with_name(f"agent_turn_means_{width}.png"))
+        )
+        drawn = opened.page.evaluate(MENU, chart)
+        assert len(drawn["buttons"]) == 3 and drawn["dropdowns"] == 0
+        (show,) = drawn["notes"]
+        marks = [*drawn["buttons"], show]
+        for number, mark in enumerate(marks):
+            for other in (drawn["plot"], drawn["title"], drawn["colorbar"], *marks[number + 1 :]):
+                assert not _overlaps(mark, other), (mark, other)
+        assert drawn["shown"] == "share below 0"
+        opened.page.query_selector_all(f"#{chart} g.updatemenu-button")[0].click()
+        opened.page.wait_for_timeout(200)
+        assert opened.page.evaluate(MENU, chart)["shown"] == "mean advantage"
+        assert opened.errors == [] and opened.refused == []

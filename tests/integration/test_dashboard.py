@@ -241,6 +241,32 @@ def test_png_export_through_system_chromium(small: dict, tmp_path: Path) -> None
     assert list(tmp_path.iterdir()) == [path]
 
 
+@pytest.mark.slow
+def test_png_export_draws_every_chart_in_one_browser(
+    small: dict, charts: dict[str, go.Figure], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fourteen PNGs come from one kaleido session (one Chromium started, not one a
+    chart), each as tall as its chart."""
+    import kaleido
+
+    sessions: list[int] = []
+    write = kaleido.write_fig_from_object_sync
+
+    def counted(specs: list[dict], **options: object) -> object:
+        sessions.append(len(specs))
+        return write(specs, **options)
+
+    monkeypatch.setattr(kaleido, "write_fig_from_object_sync", counted)
+    result = run_cli(
+        [*small["base"], "render-dashboard", "--output-dir", tmp_path, "--format", "png"]
+    )
+    written = [Path(line) for line in result.stdout.split()]
+    assert [p.stem for p in written] == list(CHARTS)
+    assert sessions == [14]
+    for path in written:
+        assert _png_size(path) == (1200, int(charts[path.stem].layout.height or 600)), path
+
+
 # ---------------------------------------------------------------- colour scales and notes
 
 TRL_PROMPTS = [f"Question {i}: what is {i} + {i}?" for i in range(6)]

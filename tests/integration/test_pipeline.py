@@ -349,3 +349,29 @@ def test_python_builds_a_warehouse_without_the_command_line(tmp_path: Path) -> N
     assert failed.value.failures == [
         "fct_prompt_learning_rules: final_strict_acc outside [0, 1] (2 rows)"
     ]
+
+
+def test_a_copied_warehouse_answers_every_view(built: dict[str, Path]) -> None:
+    """A view names what it reads without the database (the file's stem), so a
+    warehouse copied or attached under another name still answers every view."""
+    copy = built["root"] / "copied" / "elsewhere.duckdb"
+    copy.parent.mkdir()
+    shutil.copyfile(built["warehouse"], copy)
+    con = duckdb.connect(str(copy), read_only=True)
+    try:
+        views = [
+            name
+            for (name,) in con.execute(
+                "select view_name from duckdb_views() where not internal order by 1"
+            ).fetchall()
+        ]
+        failing = {}
+        for view in views:
+            try:
+                con.execute(f'select count(*) from "{view}"').fetchall()
+            except duckdb.Error as exc:
+                failing[view] = str(exc).splitlines()[0]
+    finally:
+        con.close()
+    assert len(views) >= 10, views
+    assert failing == {}

@@ -135,6 +135,19 @@ def _model_parents(model: dict, manifest: dict) -> list[dict]:
     return [manifest["nodes"][n] for n in model["depends_on"]["nodes"] if n.startswith("model.")]
 
 
+def test_meta_views_name_what_they_read_without_the_database(manifest: dict) -> None:
+    """A view's SQL is kept in the warehouse and bound when queried: a ref with
+    the database (the warehouse file's stem) breaks once the file is copied or
+    attached under another name. Tables are bound when built, so only views."""
+    offenders = []
+    for model in _models(manifest):
+        if model["config"]["materialized"] != "view":
+            continue
+        calls = re.findall(r"ref\([^)]*\)(\.include\(database=false\))?", model["raw_code"])
+        offenders += [model["name"] for bare in calls if not bare]
+    assert offenders == []
+
+
 def test_meta_staging_reads_only_sources(manifest: dict) -> None:
     """A staging model renames and casts one lake table: it reads no model and no seed."""
     offenders = {

@@ -75,6 +75,23 @@ GRPO_FLAT: dict[str, tuple[str, int, int, dict[str, Any]]] = {
     "trl-saturated": ("trl", 400, 19, {"start": 0.5, "ceiling": 1.0, "pace": 8.0}),
 }
 SEVERE = ("warning", "critical")
+# Runs that blow up at step 2 (a learning rate ten times too high), as verl and
+# TRL log them, and what they do after it: run id -> (style, seed, gradient norm
+# level after the blow-up).
+BLOWN_UP: dict[str, tuple[str, int, float]] = {
+    "blowup-verl": ("verl", 31, 3.0),
+    "blowup-trl": ("trl", 32, 0.05),
+}
+# Healthy runs whose gradient norm starts high and decays smoothly: run id ->
+# (style, seed, its start as a multiple of its later level, decay time in steps).
+WARM_STARTS: dict[str, tuple[str, int, float, float]] = {
+    "warm-verl-fast": ("verl", 41, 10.0, 3.0),
+    "warm-verl-a": ("verl", 42, 6.0, 8.0),
+    "warm-verl-b": ("verl", 43, 6.0, 8.0),
+    "warm-verl-slow": ("verl", 44, 4.0, 25.0),
+    "warm-trl": ("trl", 45, 8.0, 5.0),
+}
+START_STEPS = 80
 
 
 class Built:
@@ -138,11 +155,17 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
         write_grpo_log(target, steps=steps, seed=seed, style=style, **extra)
     _write_verl_lines(logs / "diverged.jsonl", _diverged())
     _write_verl_lines(logs / "crashed.jsonl", _crashed())
+    for run_id, (style, seed, after) in BLOWN_UP.items():
+        _write_start(logs, run_id, style, _blown_up(seed, after))
+    for run_id, (style, seed, ratio, tau) in WARM_STARTS.items():
+        _write_start(logs, run_id, style, _warm_start(seed, ratio, tau))
     lake, warehouse = root / "lake", root / "warehouse" / "obs.duckdb"
     landed = ingest_metrics(exports, lake=lake, fmt="wandb-export")
     assert sorted(landed.runs) == sorted(planted)
     landed = ingest_metrics(logs, lake=lake)
-    assert sorted(landed.runs) == sorted([*GRPO_HEALTHY, *GRPO_FLAT, "diverged", "crashed"])
+    assert sorted(landed.runs) == sorted(
+        [*GRPO_HEALTHY, *GRPO_FLAT, "diverged", "crashed", *BLOWN_UP, *WARM_STARTS]
+    )
     result = run_dbt(
         "build",
         warehouse,
@@ -198,6 +221,103 @@ def _crashed() -> list[dict[str, float]]:
         }
         for i in range(140)
     ]
+
+
+# Keys as verl's file logger and TRL's trainer_state.json write them.
+KEYS = {
+    "verl": {
+        "reward": "critic/score/mean",
+        "loss": "actor/pg_loss",
+        "kl": "actor/kl_loss",
+        "grad_norm": "actor/grad_norm",
+        "entropy": "actor/entropy",
+        "accuracy": "val-core/openai/gsm8k/reward/mean@1",
+    },
+    "trl": {
+        "reward": "reward",
+        "loss": "loss",
+        "kl": "kl",
+        "grad_norm": "grad_norm",
+        "entropy": "entropy",
+        "accuracy": "eval_accuracy",
+    },
+}
+
+
+def _batch_means(rng: np.random.Generator, p: np.ndarray, batch: int = 64) -> np.ndarray:
+    """The mean of a batch of pass/fail rewards at success probability p."""
+    return rng.binomial(batch, np.clip(p, 0.0, 1.0)) / batch
+
+
+def _blown_up(seed: int, after: float) -> dict[str, np.ndarray]:
+    """A GRPO run with a learning rate ten times too high: step 1 is normal
+    (gradient norm 0.5); the update it makes is far too large, so at step 2
+    the gradient norm is 290 and KL 65; the policy is broken: from step 3 the
+    reward (0.62 before) is about 0.04 and held-out accuracy falls from 0.77
+    to 0.02. After the blow-up the gradient norm wanders around ``after``
+    (3: the KL term pulls hard; 0.05: all-zero rewards leave GRPO almost no
+    advantage)."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(1, START_STEPS + 1, dtype=float)
+    grad = after * np.exp(rng.normal(0, 0.5, START_STEPS))
+    grad[0], grad[1] = 0.5 * math.exp(rng.normal(0, 0.1)), 290.0
+    p = np.where(t <= 2, 0.62, np.where(t == 3, 0.25, 0.04))
+    kl = np.where(t == 1, 0.001, 5.0 + 60.0 * np.exp(-(t - 2) / 15))
+    kl = kl * np.exp(rng.normal(0, 0.1, START_STEPS))
+    loss = rng.normal(0, 0.01, START_STEPS)
+    loss[1] = 1.5
+    entropy = np.where(t <= 1, 0.6, 3.0) * np.exp(rng.normal(0, 0.05, START_STEPS))
+    accuracy = np.where(t <= 1, 0.77, 0.02)
+    return {
+        "reward": _batch_means(rng, p),
+        "loss": loss,
+        "kl": kl,
+        "grad_norm": grad,
+        "entropy": entropy,
+        "accuracy": accuracy,
+    }
+
+
+def _warm_start(seed: int, ratio: float, tau: float) -> dict[str, np.ndarray]:
+    """A healthy GRPO run whose gradient norm starts ``ratio`` times its later
+    level and decays smoothly (time constant ``tau`` steps), with real noise
+    (lognormal, heavy tailed); reward and accuracy rise, KL stays small."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(1, START_STEPS + 1, dtype=float)
+    level = 0.3 * (1 + (ratio - 1) * np.exp(-(t - 1) / tau))
+    grad = level * np.exp(0.3 * rng.standard_t(6, START_STEPS) / math.sqrt(1.5))
+    p = 0.3 + 0.4 * (1 - np.exp(-t / 30))
+    kl = (0.0005 + 0.01 * t / START_STEPS) * np.exp(rng.normal(0, 0.3, START_STEPS))
+    entropy = (0.4 + 0.2 * np.exp(-t / 30)) * np.exp(rng.normal(0, 0.05, START_STEPS))
+    return {
+        "reward": _batch_means(rng, p),
+        "loss": rng.normal(0, 0.01, START_STEPS),
+        "kl": kl,
+        "grad_norm": grad,
+        "entropy": entropy,
+        "accuracy": 0.5 + 0.2 * (1 - np.exp(-t / 30)),
+    }
+
+
+def _write_start(logs: Path, run_id: str, style: str, series: dict[str, np.ndarray]) -> None:
+    """A metric log of steps 1..START_STEPS, accuracy at step 1 and every 10th."""
+    keys = KEYS[style]
+    rows = []
+    for i in range(START_STEPS):
+        row = {keys[k]: float(v[i]) for k, v in series.items() if k != "accuracy"}
+        if i == 0 or (i + 1) % 10 == 0:
+            row[keys["accuracy"]] = float(series["accuracy"][i])
+        rows.append(row)
+    if style == "verl":
+        _write_verl_lines(logs / f"{run_id}.jsonl", rows)
+        return
+    state = {
+        "global_step": START_STEPS,
+        "max_steps": START_STEPS,
+        "log_history": [{"step": i + 1, **row} for i, row in enumerate(rows)],
+    }
+    (logs / run_id).mkdir(parents=True)
+    (logs / run_id / "trainer_state.json").write_text(json.dumps(state))
 
 
 def _findings(built: Built, run_id: str) -> list[dict[str, Any]]:
@@ -285,6 +405,99 @@ def test_a_reward_crash_without_loss_or_gradient_norm_is_found(built: Built) -> 
     assert falling, severe
     assert abs(falling[0]["first_step"] - 81) <= 10
     assert "no loss logged" in falling[0]["summary"]
+
+
+@pytest.mark.parametrize("run_id", sorted(BLOWN_UP))
+def test_a_run_that_blows_up_at_step_2_is_named_at_its_start(built: Built, run_id: str) -> None:
+    """Gradient norm 290 at step 2 after 0.5, the reward from 0.62 to 0.04: named at step 2."""
+    findings = {f["pattern"]: f for f in _findings(built, run_id) if f["severity"] in SEVERE}
+    assert set(findings) == {"grad_spike_reward_collapse", "training_instability", "kl_runaway"}
+    collapse = findings["grad_spike_reward_collapse"]
+    assert (collapse["severity"], collapse["first_step"]) == ("critical", 2)
+    evidence = json.loads(collapse["evidence"])
+    assert evidence["spike_step"] == 2 and evidence["grad_norm"] == 290.0
+    assert evidence["steps_to_collapse"] <= 5 and evidence["drop_fraction"] > 0.8
+    assert (
+        collapse["summary"].startswith("Gradient spike then reward collapse at steps 2-")
+        and "grad_norm reached 290.0 at step 2 from " in collapse["summary"]
+    )
+    assert "below its median up to the spike" in collapse["summary"]
+    instability = findings["training_instability"]
+    assert (instability["severity"], instability["first_step"]) == ("warning", 2)
+    assert "grad_norm_spike" in instability["signals"]
+    assert "(burn-in)" in instability["summary"]
+    assert findings["kl_runaway"]["severity"] == "critical"
+
+
+def test_burn_in_scores_equal_hand_computations(built: Built) -> None:
+    """blowup-verl's gradient norm at step 2 and its reward collapse, by hand."""
+    _, seed, after = BLOWN_UP["blowup-verl"]
+    series = _blown_up(seed, after)
+    logs = np.log(series["grad_norm"])
+    changes = np.diff(logs)  # into steps 2, 3, ...
+    head = changes[:20]
+
+    def mad(values: np.ndarray) -> float:
+        return float(np.median(np.abs(values - np.median(values))))
+
+    centre = float(np.median(changes))
+    scale = max(
+        1.4826 * mad(changes),
+        float(np.quantile(np.abs(changes - centre), 0.95)) / 1.96,
+        0.05 * float(np.quantile(logs, 0.95) - np.quantile(logs, 0.05)),
+        1.4826 * mad(head),
+    )
+    expected_z = (changes[0] - float(np.median(head))) / scale
+    [spike] = built.rows(
+        "select * from int_metric_scores where run_id = 'blowup-verl' "
+        "and metric = 'grad_norm' and step = 2"
+    )
+    assert spike["is_burn_in"] and spike["trailing_points"] == 1
+    assert spike["z"] == pytest.approx(expected_z, rel=1e-9) and spike["z"] > 6
+    assert spike["burn_in_reference"] == pytest.approx(series["grad_norm"][0])
+    # Points with a trailing window are scored as before, not in burn-in.
+    assert built.rows(
+        "select count(*) as n from int_metric_scores where run_id = 'blowup-verl' "
+        "and is_burn_in and trailing_points >= 10"
+    ) == [{"n": 0}]
+    # The collapse: the reward's median at steps 1-2 against its lowest mean
+    # of 5 points running within 10 steps, in standard errors of the two.
+    reward = series["reward"]
+    [noise] = built.rows(
+        "select any_value(noise_scale) as scale from int_metric_scores "
+        "where run_id = 'blowup-verl' and metric = 'reward_mean'"
+    )
+    means = [float(np.mean(reward[i : i + 5])) for i in range(1, 12)]  # from steps 2-12
+    before = float(np.median(reward[:2]))
+    lowest = min(means)
+    [collapse] = [
+        f for f in _findings(built, "blowup-verl") if f["pattern"] == "grad_spike_reward_collapse"
+    ]
+    evidence = json.loads(collapse["evidence"])
+    assert evidence["reward_before"] == pytest.approx(before, rel=1e-7)
+    assert evidence["reward_min"] == pytest.approx(lowest, rel=1e-7)
+    assert evidence["collapse_step"] == 2 + means.index(lowest)
+    assert evidence["reward_drop_z"] == pytest.approx(
+        (before - lowest) / (noise["scale"] * math.sqrt(1 / 5 + 1 / 2)), rel=1e-6
+    )
+
+
+@pytest.mark.parametrize("run_id", sorted(WARM_STARTS))
+def test_a_healthy_run_with_a_high_decaying_start_stays_clean(built: Built, run_id: str) -> None:
+    """A gradient norm 4-10x its later level at step 1, decaying smoothly: nothing above info."""
+    severe = [
+        (f["pattern"], f["severity"], f["summary"])
+        for f in _findings(built, run_id)
+        if f["severity"] in SEVERE
+    ]
+    assert severe == []
+    # The start was judged: its gradient norms from step 2 to step 10 have burn-in scores.
+    scored = built.rows(
+        "select step from int_metric_scores where run_id = ? and metric = 'grad_norm' "
+        "and is_burn_in order by step",
+        [run_id],
+    )
+    assert [r["step"] for r in scored] == list(range(2, 11))
 
 
 def test_run_findings_evidence_hypotheses_and_summary(built: Built) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -39,8 +40,29 @@ CHROMIUM_ARGS = [
 ]
 HOSTILE = (
     "<script>alert(1)</script> and <img src=x onerror=alert(1)> "
-    '</textarea><a href="javascript:alert(2)">link</a> \u202eevil\u202c \x07bell'
+    '</textarea><a href="javascript:alert(2)">link</a> \u202eevil\u202c \x07bell abc\u202edef'
 )
+# Where each character of "abc", then "def", sits (line, then left edge): in reading order
+# unless something reorders them (a right-to-left override applied reverses what follows).
+EDGES = """selector => {
+  const block = document.querySelector(selector);
+  const walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT);
+  const edges = {};
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const word of ["abc", "def"]) {
+      const at = node.data.lastIndexOf(word);
+      if (at < 0 || word in edges) { continue; }
+      edges[word] = [0, 1, 2].map(i => {
+        const range = document.createRange();
+        range.setStart(node, at + i);
+        range.setEnd(node, at + i + 1);
+        const box = range.getBoundingClientRect();
+        return [Math.round(box.top), box.left];
+      });
+    }
+  }
+  return edges;
+}"""
 
 
 def _rollout(prompt: str, response: str, score: float, step: int) -> str:
@@ -188,6 +210,15 @@ def test_every_page_draws_and_model_text_shows_as_text(built: dict[str, Path]) -
         assert "\u2407bell" in shown  # the bell as its visible picture
         assert page.locator("pre.response").count() == 3
         assert "</textarea><a href=" in page.locator("pre.response").first.inner_text()
+        # Bidirectional controls show as a mark and reorder nothing: the text after an
+        # override still reads left to right, in the prompt and in the responses.
+        for block in ("pre.prompt", "pre.response"):
+            text = page.locator(block).first.inner_text()
+            assert "abc\u27e8U+202E\u27e9def" in text and "\u202e" not in text, text
+            assert page.locator(f"{block} span.ctl", has_text="U+202E").count() >= 2
+            edges = page.evaluate(EDGES, block)
+            lefts = edges["abc"] + edges["def"]
+            assert lefts == sorted(lefts), (block, edges)
         assert page.locator("main img, main a[href^='javascript']").count() == 0
         page.wait_for_timeout(1200)  # a poll or two of the live script
         assert dialogs == [] and errors == [], (dialogs, errors)
@@ -245,7 +276,7 @@ def test_following_a_run_shows_a_new_iteration_without_a_reload(tmp_path: Path) 
     _write_iteration(dumps, 0, PROMPTS[:2])
     log = tmp_path / "serve.log"
     with (
-        _server(lake, warehouse, log, str(dumps), "--run", "live", "--every", "30") as (
+        _server(lake, warehouse, log, str(dumps), "--run", "live", "--every", "0.3") as (
             base,
             process,
         ),
@@ -256,18 +287,41 @@ def test_following_a_run_shows_a_new_iteration_without_a_reload(tmp_path: Path) 
             assert time.monotonic() < deadline, log.read_text()
             time.sleep(0.2)
         page, errors, _dialogs = _open(browser, base)
+        asked: list[str] = []
+        page.on("request", lambda r: asked.append(r.url.removeprefix(base)))
         page.goto(f"{base}/runs/live")
         page.evaluate("window.__not_reloaded = true")
         _until(lambda: "iteration 0 landed" in _status(page), 10, "iteration 0 in the header")
-        _write_iteration(dumps, 1, PROMPTS[:2])
+        shown = page.evaluate("document.documentElement.dataset.liveShown")
+        rounds = log.read_text().count(" round ")
+        _until(
+            lambda: log.read_text().count(" round ") >= rounds + 3, 30, "rounds with nothing new"
+        )
+        _write_iteration(tmp_path / "aside", 1, PROMPTS[:2])  # then in at once, whole
+        (tmp_path / "aside" / "1.jsonl").rename(dumps / "1.jsonl")
         seconds = _until(lambda: "iteration 1 landed" in _status(page), 30, "iteration 1")
+        # ... and its blocks fetched again, once the round published a new version
+        _until(
+            lambda: page.evaluate("document.documentElement.dataset.liveShown") != shown,
+            10,
+            "the blocks of the new version",
+        )
         assert page.evaluate("window.__not_reloaded") is True
         assert errors == []
         assert seconds < 15, seconds
+        # the page heard of the round on its event stream, without polling
+        assert "/api/events?run=live" in asked, asked
+        assert not [url for url in asked if url.startswith("/api/version")], asked
+        # the page fetched itself once for the round that landed iteration 1, never for
+        # the rounds that found nothing new
+        assert asked.count("/runs/live") == 2, asked
+        # a stop with the page (and its event stream) open: the stream ends at once, so
+        # uvicorn never has to cancel it when its grace period runs out
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=120) == 0
     output = log.read_text()
-    assert "round 2: +6 rows from 1 file(s); live: 2 iterations (0-1)" in output, output
+    assert re.search(r"round \d+: \+6 rows from 1 file\(s\); live: 2 iterations \(0-1\)", output)
+    assert "timeout graceful shutdown exceeded" not in output, output
     assert lake_query(lake, "rollouts", "select count(*) from t") == [(12,)]
 
 
@@ -390,3 +444,227 @@ def test_every_dashboard_tab_draws_its_registry_charts(demo: dict[str, Path]) ->
         assert "demo-agent" in page.locator("section[data-live='compare-text'] pre").inner_text()
         page.wait_for_timeout(800)
         assert errors == [] and dialogs == [], errors
+
+
+def test_an_event_stream_ends_with_its_page_and_with_the_server(built: dict[str, Path]) -> None:
+    """A closed page leaves no task behind; a stopping server ends the open streams."""
+    import threading
+
+    import uvicorn
+    from obs.serve.access import Access
+    from obs.serve.app import create_app
+
+    app = create_app(Access(built["warehouse"], built["lake"]))
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        _until(lambda: server.started, 30, "the server up")
+        streams = []
+        for _ in range(3):
+            stream = socket.create_connection(("127.0.0.1", port), timeout=30)
+            stream.sendall(b"GET /api/events?run=grpo-1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            streams.append(stream)
+        for stream in streams:
+            heard = b""
+            while b"\ndata: " not in heard:
+                heard += stream.recv(4096)
+            assert b"content-type: text/event-stream" in heard.lower(), heard
+            assert b'"version": ' in heard and b'"last": "iteration ' in heard, heard
+        # uvicorn's own count of the requests under way: one task per open stream
+        assert len(server.server_state.tasks) == 3
+        for stream in streams[:2]:
+            stream.close()
+        _until(lambda: len(server.server_state.tasks) == 1, 10, "the closed pages' streams ended")
+        app.state.server.close()  # what the first Ctrl-C or SIGTERM does
+        _until(lambda: len(server.server_state.tasks) == 0, 10, "the open stream ended")
+        streams[2].close()
+    finally:
+        server.should_exit = True
+        thread.join(timeout=60)
+    assert not thread.is_alive()
+
+
+def _layout(page: Any, selector: str) -> dict[str, Any]:
+    """The look Plotly drew a chart with: fonts, colours, gridlines."""
+    return dict(
+        page.evaluate(
+            """selector => {
+              const layout = document.querySelector(selector)._fullLayout;
+              return {
+                font: [layout.font.family, layout.font.color, layout.font.size],
+                title: [layout.title.font.family, layout.title.font.color],
+                backgrounds: [layout.paper_bgcolor, layout.plot_bgcolor],
+                colorway: layout.colorway,
+                x: [layout.xaxis.gridcolor, layout.xaxis.linecolor, layout.xaxis.tickfont.color],
+                y: [layout.yaxis.gridcolor, layout.yaxis.zerolinecolor],
+                hover: layout.hovermode,
+              };
+            }""",
+            selector,
+        )
+    )
+
+
+def test_served_figures_wear_the_static_dashboards_theme(demo: dict[str, Path]) -> None:
+    import plotly.io as pio
+    from obs.reports.figures.base import THEME
+
+    theme = pio.templates[THEME].layout
+    with (
+        _server(demo["lake"], demo["warehouse"], demo["root"] / "f.log") as (base, _),
+        _browser() as browser,
+    ):
+        static = browser.new_page()
+        static.goto((demo["root"] / "out" / "dashboard.html").as_uri(), wait_until="load")
+        static.click("nav.tabs button[data-target='section-1']")  # drawn when shown
+        static.wait_for_selector("#sample_efficiency__demo .main-svg")
+        expected = _layout(static, "#sample_efficiency__demo")
+        page, errors, _dialogs = _open(browser, base)
+        page.goto(f"{base}/runs/demo?tab=curriculum-data-selection", wait_until="load")
+        served = "[data-live='chart:sample_efficiency'] .plot"
+        page.wait_for_selector(f"{served} .main-svg")
+        assert _layout(page, served) == expected
+        # ... and that look is the theme's, not Plotly's own defaults
+        assert expected["font"][1] == theme.font.color
+        assert expected["colorway"] == list(theme.colorway)
+        assert expected["x"][0] == theme.xaxis.gridcolor
+        assert errors == []
+
+
+def test_reward_page_serves_the_static_pages_tables(demo: dict[str, Path]) -> None:
+    """The reward page's tiles, advice lists and raw data table: the static page's."""
+    from obs.reports.reward_dashboard import RAW_PAGE
+
+    def words(texts: list[str]) -> list[str]:
+        return [" ".join(text.split()) for text in texts]
+
+    with (
+        _server(demo["lake"], demo["warehouse"], demo["root"] / "g.log") as (base, _),
+        _browser() as browser,
+    ):
+        static = browser.new_page()
+        static.goto((demo["root"] / "out" / "dashboard.html").as_uri(), wait_until="load")
+        run = static.locator("div.run-block[data-run='demo']")
+        tiles = run.locator("section[data-block='summary'] .kpi")
+        static_tiles = [
+            (
+                tiles.nth(i).locator(".label").text_content(),
+                tiles.nth(i).locator(".value").text_content(),
+            )
+            for i in range(tiles.count())
+        ]
+        advice = words(run.locator("section[data-block='advice'] dd").all_text_contents())
+        raw = json.loads(str(static.locator("#raw_data__demo-rows").text_content()))
+        columns = run.locator("section[data-block='raw_data'] th").all_text_contents()
+        assert static_tiles and advice and raw
+
+        page, errors, _dialogs = _open(browser, base)
+        page.goto(f"{base}/runs/demo/rewards", wait_until="load")
+        served = page.locator("section.block dl.kpis > div")
+        assert [
+            (served.nth(i).locator("dt").text_content(), served.nth(i).locator("dd").text_content())
+            for i in range(served.count())
+        ] == static_tiles
+        page.goto(f"{base}/runs/demo/rewards?tab=reward-quality", wait_until="load")
+        assert words(page.locator("section[data-live='advice'] dd").all_text_contents()) == advice
+        page.goto(f"{base}/runs/demo/rewards?tab=raw-data", wait_until="load")
+        assert page.locator("table.raw th").all_text_contents() == columns
+        rows = page.locator("table.raw tbody tr")
+        assert [rows.nth(i).locator("td").all_text_contents() for i in range(rows.count())] == (
+            raw[:RAW_PAGE]
+        )
+        assert f"page 1 of 1 ({len(raw)} rows)" in page.locator("nav.pager").inner_text()
+        assert page.locator("p.note").count() == 0  # no "see the static page" note any more
+        assert errors == []
+
+
+def _box(page: Any, selector: str) -> dict[str, float]:
+    box = page.locator(selector).first.bounding_box()
+    assert box is not None, selector
+    return dict(box)
+
+
+def test_agent_page_has_the_static_pages_group_selector(demo: dict[str, Path]) -> None:
+    """The group heatmap's selector: the static page's entries; a pick redraws the chart
+    without a reload; neither it nor the turn chart's "show:" buttons cover a heatmap."""
+    with (
+        _server(demo["lake"], demo["warehouse"], demo["root"] / "h.log") as (base, _),
+        _browser() as browser,
+    ):
+        static = browser.new_page()
+        static.goto((demo["root"] / "out" / "agent_demo-agent.html").as_uri(), wait_until="load")
+        entries = static.locator("select.agent-groups option").all_text_contents()
+        assert len(entries) > 4
+
+        page, errors, _dialogs = _open(browser, base)
+        page.goto(f"{base}/runs/demo-agent/agent?tab=turn-advantages", wait_until="load")
+        group = "[data-live='chart:agent_advantage_group']"
+        means = "[data-live='chart:agent_turn_means']"
+        page.wait_for_selector(f"{group} .main-svg")
+        page.wait_for_selector(f"{means} g.updatemenu-button")
+        assert page.locator("select[data-pick] option").all_text_contents() == entries
+        # nothing over a heatmap's cells: the selector sits above the group's chart, the
+        # "show:" buttons above the turn chart's top row
+        assert (
+            _box(page, "select[data-pick]")["y"] + _box(page, "select[data-pick]")["height"]
+            <= _box(page, f"{group} .nsewdrag")["y"]
+        )
+        buttons = page.locator(f"{means} g.updatemenu-button")
+        assert buttons.count() == 3
+        cells = _box(page, f"{means} .nsewdrag")
+        for index in range(3):
+            button = buttons.nth(index).bounding_box()
+            assert button is not None and button["y"] + button["height"] <= cells["y"] + 0.5
+
+        page.evaluate("window.__not_reloaded = true")
+        picked = page.locator("select[data-pick] option").nth(3)
+        value = str(picked.get_attribute("value"))
+        page.select_option("select[data-pick]", value=value)
+        group_id = value.split("/", 1)[1]
+        _until(
+            lambda: f"group {group_id}" in (page.locator(f"{group} .gtitle").text_content() or ""),
+            30,
+            "the picked group drawn",
+        )
+        assert "group=" in page.url
+        assert page.locator("select[data-pick]").input_value() == value
+        assert page.evaluate("window.__not_reloaded") is True
+        assert errors == []
+
+
+def test_prompt_chart_holds_strict_accuracy_to_0_1(demo: dict[str, Path]) -> None:
+    with duckdb.connect(str(demo["warehouse"]), read_only=True) as con:
+        found = con.execute(
+            "select prompt_hash from fct_prompt_iteration where run_id = 'demo' "
+            "and strict_success_rate is not null order by 1 limit 1"
+        ).fetchone()
+    assert found is not None
+    with (
+        _server(demo["lake"], demo["warehouse"], demo["root"] / "i.log") as (base, _),
+        _browser() as browser,
+    ):
+        status, body = _get(f"{base}/runs/demo/prompts/{found[0]}")
+        assert status == 200
+        figure = json.loads(
+            re.findall(r'<script type="application/json" class="figure">(.*?)</script>', body)[0]
+        )
+        axis = figure["layout"]["yaxis2"]
+        assert (axis["range"], axis["autorange"], axis["fixedrange"]) == ([0, 1], False, True)
+        # iterations are whole numbers: a tick at each, never at 1.5
+        iterations = figure["layout"]["xaxis"]
+        assert iterations["tickformat"] == "d"
+        assert all(float(t).is_integer() for t in iterations["tickvals"]), iterations
+        page, errors, _dialogs = _open(browser, base)
+        page.goto(f"{base}/runs/demo/prompts/{found[0]}", wait_until="load")
+        page.wait_for_selector(".plot .main-svg")
+        # Plotly's autoscale button rescales every axis it may: not this one
+        page.hover(".plot .nsewdrag")
+        page.click(".modebar-btn[data-title='Autoscale']")
+        ranges = page.evaluate(
+            "(() => { const l = document.querySelector('.plot')._fullLayout;"
+            " return [l.yaxis2.range, l.yaxis2.autorange]; })()"
+        )
+        assert ranges == [[0, 1], False]
+        assert errors == []

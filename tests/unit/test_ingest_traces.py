@@ -366,3 +366,34 @@ def test_metric_log_search_never_opens_episode_files(
     monkeypatch.setattr(jsonl_metrics, "_is_log", spy)
     assert [path.name for _, path in jsonl_metrics.find(run_dir)] == ["metrics.jsonl"]
     assert opened == ["metrics.jsonl"]
+
+
+def test_batches_end_at_a_byte_budget_and_land_the_same_rows(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Trace lines can be megabytes each: a batch ends at BATCH_BYTES of source
+    lines as well as at BATCH_ROWS rows. With a budget smaller than one line
+    every record is its own batch; what lands is the same, row for row."""
+    from obs.ingest import landing
+
+    whole = tmp_path / "whole-lake"
+    ingest_rollouts(run_dir, lake=whole, workers=1)
+    seen: list[int] = []
+    records = landing._records
+
+    def counted(job: landing._Job):  # type: ignore[no-untyped-def]
+        for batch in records(job):
+            seen.append(len(batch))
+            yield batch
+
+    monkeypatch.setattr(landing, "BATCH_BYTES", 1)
+    monkeypatch.setattr(landing, "_records", counted)
+    split = tmp_path / "split-lake"
+    result = ingest_rollouts(run_dir, lake=split, workers=1)
+    assert (result.rows_landed, result.rows_rejected) == (11, 1)
+    assert seen and set(seen) == {1}, seen
+    columns = "run_id, iteration, source_line, prompt_hash, response, score"
+    query = f"select {columns} from t order by all"
+    landed = lake_query(split, "rollouts", query)
+    assert len(landed) == 11
+    assert landed == lake_query(whole, "rollouts", query)

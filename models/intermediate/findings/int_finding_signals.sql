@@ -30,7 +30,7 @@ unioned as (
             strength,
             phrase,
             measures
-        from {{ ref('int_finding_signals_' ~ rule) }}
+        from {{ ref('int_finding_signals_' ~ rule).include(database=false) }}
         where pattern is not null
         {%- if not loop.last %}
             union all

@@ -3,6 +3,13 @@
    over `collapse_min_points` points well below its level before the spike,
    beyond what noise gives a run this long).
 
+   Burn-in: a spike among the run's first points (scored on its
+   step-to-step change, int_metric_scores) often comes before the reward
+   has the `spike_min_history` points of a trailing median. Its level
+   before the spike is then the median of the reward's points at or before
+   the spike's step (the reward of that step was sampled before its
+   update), with the error of a median of that many points.
+
    One row per signal (a flagged step) of the runs judged, and one per run
    judged with a null pattern whose run_parts says how far it was judged
    (macro changed_runs; see int_finding_runs). The thresholds are dbt vars,
@@ -26,7 +33,9 @@ grad_spikes as (
         step as spike_step,
         value as grad_norm,
         z as grad_z,
-        trailing_median as grad_trailing_median
+        trailing_median as grad_trailing_median,
+        is_burn_in as is_burn_in_spike,
+        burn_in_reference as grad_before
     from stats
     where metric = 'grad_norm' and z > {{ spike_z }}
 ),
@@ -48,12 +57,12 @@ reward_moving as (
     )
 ),
 
-reward_before_spike as (
-    {# The reward's level just before the spike: the trailing median of the
-       first reward point at or after it (which holds only earlier points). #}
+reward_after_spike as (
+    {# The first reward point at or after the spike: its trailing median
+       holds only earlier points. #}
     select
         grad_spikes.*,
-        reward.trailing_median as reward_before,
+        reward.trailing_median,
         reward.noise_scale as reward_noise,
         reward.trailing_points as reward_points_before
     from grad_spikes
@@ -67,6 +76,47 @@ reward_before_spike as (
     ) = 1
 ),
 
+reward_at_start as (
+    {# Burn-in: the reward's points at or before the spike's step. #}
+    select
+        grad_spikes.run_id,
+        grad_spikes.spike_step,
+        median(reward.value) as early_median,
+        count(*) as early_points
+    from grad_spikes
+    inner join stats as reward
+        on
+            grad_spikes.run_id = reward.run_id
+            and reward.metric = 'reward_mean'
+            and grad_spikes.spike_step >= reward.step
+    group by 1, 2
+),
+
+reward_before_spike as (
+    {# The reward's level just before the spike, and how many points that
+       level is measured on (a trailing median's error taken as that of
+       spike_window points, as before; a burn-in median's as that of its
+       own points). #}
+    select
+        reward_after_spike.*,
+        case
+            when reward_after_spike.reward_points_before >= {{ min_history }}
+                then reward_after_spike.trailing_median
+            else reward_at_start.early_median
+        end as reward_before,
+        case
+            when reward_after_spike.reward_points_before >= {{ min_history }}
+                then {{ spike_window }}
+            else reward_at_start.early_points
+        end as baseline_points,
+        reward_after_spike.reward_points_before < {{ min_history }} as is_early_baseline
+    from reward_after_spike
+    left join reward_at_start
+        on
+            reward_after_spike.run_id = reward_at_start.run_id
+            and reward_after_spike.spike_step = reward_at_start.spike_step
+),
+
 collapsed_points as (
     select
         reward_before_spike.*,
@@ -74,7 +124,7 @@ collapsed_points as (
         moving.run_mean as reward,
         (reward_before_spike.reward_before - moving.run_mean) / (
             reward_before_spike.reward_noise
-            * sqrt(1.0 / moving.run_points + 1.0 / {{ spike_window }})
+            * sqrt(1.0 / moving.run_points + 1.0 / reward_before_spike.baseline_points)
         ) as drop_z
     from reward_before_spike
     inner join judged_runs on reward_before_spike.run_id = judged_runs.run_id
@@ -84,7 +134,7 @@ collapsed_points as (
             and moving.step between reward_before_spike.spike_step
             and reward_before_spike.spike_step + {{ var('collapse_window') }}
     where
-        reward_before_spike.reward_points_before >= {{ min_history }}
+        reward_before_spike.reward_before is not null
         and moving.run_points = {{ var('collapse_min_points') }}
         and moving.run_mean <= (
             reward_before_spike.reward_before
@@ -94,7 +144,7 @@ collapsed_points as (
            this long, not just spike_z. #}
         and (reward_before_spike.reward_before - moving.run_mean) > judged_runs.excursion_z * (
             reward_before_spike.reward_noise
-            * sqrt(1.0 / moving.run_points + 1.0 / {{ spike_window }})
+            * sqrt(1.0 / moving.run_points + 1.0 / reward_before_spike.baseline_points)
         )
 ),
 
@@ -105,7 +155,10 @@ collapses as (
         any_value(grad_norm) as grad_norm,
         any_value(grad_z) as grad_z,
         any_value(grad_trailing_median) as grad_trailing_median,
+        any_value(is_burn_in_spike) as is_burn_in_spike,
+        any_value(grad_before) as grad_before,
         any_value(reward_before) as reward_before,
+        any_value(is_early_baseline) as is_early_baseline,
         min(reward) as reward_min,
         arg_min(reward_step, reward) as collapse_step,
         max(drop_z) as drop_z
@@ -123,8 +176,16 @@ signals as (
         3 as severity_rank,
         grad_z as strength,
         'grad_norm reached ' || cast(round(grad_norm, 3) as varchar) || ' at step ' || spike_step
-        || ', z ' || cast(round(grad_z, 1) as varchar) || ' above its trailing median '
-        || cast(round(grad_trailing_median, 3) as varchar) as phrase,
+        || case
+            when is_burn_in_spike
+                then
+                    ' from ' || cast(round(grad_before, 3) as varchar) || ' the point before, z '
+                    || cast(round(grad_z, 1) as varchar)
+                    || ' against its step-to-step changes (burn-in)'
+            else
+                ', z ' || cast(round(grad_z, 1) as varchar) || ' above its trailing median '
+                || cast(round(grad_trailing_median, 3) as varchar)
+        end as phrase,
         [
             { 'key': 'grad_norm', 'value': grad_norm },
             { 'key': 'grad_norm_z', 'value': grad_z },
@@ -148,7 +209,11 @@ signals as (
                 as bigint
             ) as varchar
         )
-        || '% below its trailing median ' || cast(round(reward_before, 3) as varchar)
+        || case
+            when is_early_baseline then '% below its median up to the spike '
+            else '% below its trailing median '
+        end
+        || cast(round(reward_before, 3) as varchar)
         || ' (z ' || cast(round(drop_z, 1) as varchar) || ')' as phrase,
         [
             { 'key': 'reward_before', 'value': reward_before },

@@ -1,7 +1,10 @@
 {# The rule training_instability: loss or gradient-norm spikes, swings of
    the reward and sudden drops of the extraction rate (excursions against
    the series' own noise, which int_finding_judgements judges together), and
-   non-finite values of the metrics that diverge.
+   non-finite values of the metrics that diverge. The first points of a
+   series, before it has a trailing window, are scored on their
+   step-to-step change (int_metric_scores' burn-in; is_burn_in), so a run
+   that blows up at its start is named there.
 
    One row per signal (a flagged step) of the runs judged, and one per run
    judged with a null pattern whose run_parts says how far it was judged
@@ -39,18 +42,25 @@ instability_spikes as (
         step,
         1 as severity_rank,
         abs(z) as strength,
-        case metric
-            when 'reward_mean_change'
+        case
+            when metric = 'reward_mean_change'
                 then
                     'reward_mean moved by ' || cast(round(value, 3) as varchar)
                     || ' at step ' || step
                     || ', z ' || cast(round(z, 1) as varchar) || ' against its step-to-step changes'
-            when 'extraction_rate'
+                    || case when is_burn_in then ' (burn-in)' else '' end
+            when metric = 'extraction_rate'
                 then
                     'extraction_rate fell to ' || cast(round(value, 3) as varchar)
                     || ' at step ' || step
                     || ', z ' || cast(round(z, 1) as varchar) || ' below its trailing median '
                     || cast(round(trailing_median, 3) as varchar)
+            when is_burn_in
+                then
+                    metric || ' reached ' || cast(round(value, 3) as varchar) || ' at step ' || step
+                    || ' from ' || cast(round(burn_in_reference, 3) as varchar)
+                    || ' the point before, z ' || cast(round(z, 1) as varchar)
+                    || ' against its step-to-step changes (burn-in)'
             else
                 metric || ' reached ' || cast(round(value, 3) as varchar) || ' at step ' || step
                 || ', z ' || cast(round(z, 1) as varchar) || ' above its trailing median '
@@ -59,12 +69,20 @@ instability_spikes as (
         [
             { 'key': metric, 'value': value },
             { 'key': metric || '_z', 'value': z },
-            { 'key': metric || '_trailing_median', 'value': trailing_median }
+            {
+                'key': metric || reference_name,
+                'value': case when is_burn_in then burn_in_reference else trailing_median end
+            }
         ] as measures
     from (
         select
             *,
-            lag(z) over (partition by run_id, metric order by n) as previous_z
+            lag(z) over (partition by run_id, metric order by n) as previous_z,
+            {#- a burn-in point is compared with the point before it (the
+                reward's swings: with its early median change) -#}
+            case
+                when is_burn_in then '_burn_in_reference' else '_trailing_median'
+            end as reference_name
         from stats
     ) as with_previous_z
     where

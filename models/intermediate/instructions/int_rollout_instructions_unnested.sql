@@ -14,7 +14,7 @@ int_rollouts_scored as (
         instruction_followed,
         prompt_strict_acc,
         ingested_at
-    from {{ ref('int_rollouts_scored') }}
+    from {{ ref('int_rollouts_scored').include(database=false) }}
     where {{ list_size('instruction_ids') }} > 0
 ),
 

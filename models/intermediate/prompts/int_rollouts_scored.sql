@@ -27,7 +27,7 @@ stg_rollouts as (
         instruction_followed,
         response_chars,
         ingested_at
-    from {{ ref('stg_rollouts') }}
+    from {{ ref('stg_rollouts').include(database=false) }}
 ),
 
 scored as (

@@ -1,9 +1,10 @@
-{# The series reward hacking is judged on: one point per run, reward
-   function (null for the total) and step at which the performance metric
-   was logged, with the reward at that step (the latest reward step at or
-   before it, when the two are logged at different steps) and the point's
-   position in the series (point_index, from 0). The total is the sum of
-   the functions' step means, which is the step's mean reward. #}
+{# The points the reward monitor's own rule (fct_reward_hacking's
+   seed_verdict) is judged on, and the performance series obs's verdict
+   fits: one point per run, reward function (null for the total) and step
+   at which the performance metric was logged, with the reward at that step
+   (the latest reward step at or before it, when the two are logged at
+   different steps; int_reward_hacking_series) and the point's position in
+   the series (point_index, from 0). #}
 with
 
 performance as (
@@ -18,19 +19,10 @@ performance as (
 rewards as (
     select
         run_id,
-        cast(null as varchar) as reward_function,
-        step,
-        mean as reward
-    from {{ ref('int_reward_steps') }}
-    where isfinite(mean)
-    union all
-    select
-        run_id,
         reward_function,
         step,
-        mean
-    from {{ ref('int_reward_function_steps') }}
-    where isfinite(mean)
+        reward
+    from {{ ref('int_reward_hacking_series') }}
 ),
 
 series as (

@@ -22,7 +22,7 @@ history as (
         metric,
         canonical_metric,
         value
-    from {{ ref('int_metric_history') }}
+    from {{ ref('int_metric_history').include(database=false) }}
 ),
 
 parsed as (

@@ -21,6 +21,25 @@
      no spread.
    reward_mean also enters as `reward_mean_change`, its step-to-step change:
    a trend cancels out of it, so a swing of the reward stands out.
+   Burn-in: the first points of loss, grad_norm and reward_mean_change
+   have no trailing window yet (fewer than `spike_min_history` points
+   before them), and a run that blows up at its start does it there. They
+   are scored on their step-to-step change instead (the change since the
+   series' previous point, in log space for grad_norm; reward_mean_change
+   is already one): residual = change - the median of the series' first
+   `spike_window` changes (its early trend), over the larger of the
+   robust scale of every change of the series (1.4826 x MAD, or the 95th
+   absolute percentile of their distance from their median / 1.96), the
+   spread (1.4826 x MAD) of those first changes, and `burn_in_range_share`
+   of the series' range (95th minus 5th percentile of its values; the
+   reward's for reward_mean_change). So a smooth fall from a high start (a
+   gradient norm decaying over its first steps) is not a jump, a start
+   noisier than the rest of the run is judged by its own noise, and the
+   bend of a curve with next to no noise (a noiseless power law's first
+   steps) is not a swing. Scored once the series has `spike_min_history` changes;
+   a series' first point, with no change into it, is not scored. Not for
+   the timings (a first step is often slow) nor the extraction rate
+   (low at the start while a model learns the format).
    Each point also carries what the findings' trend rules compare: the
    level of the points before its window (baseline_*) and, for the metrics
    those rules read, the least-squares trend of its window (window_*).
@@ -29,6 +48,7 @@
 {%- set min_history = var('spike_min_history') -%}
 {%- set window = var('plateau_window') -%}
 {%- set log_metrics = "('grad_norm', 'max_total_s', 'max_volume_reload_s')" -%}
+{%- set burn_in_metrics = "('loss', 'grad_norm', 'reward_mean_change')" -%}
 with
 
 changed_history as (
@@ -80,7 +100,8 @@ series as (
 numbered as (
     select
         *,
-        row_number() over (partition by run_id, metric order by step) as n
+        row_number() over (partition by run_id, metric order by step) as n,
+        lag(value) over (partition by run_id, metric order by step) as previous_value
     from series
     where value is not null
 ),
@@ -129,6 +150,97 @@ noise as (
         ) as noise_scale
     from scored
     group by 1, 2
+),
+
+burn_in_changes as (
+    {# The burn-in's measure of each point: its change since the series'
+       previous point (reward_mean_change: its value, already a change),
+       numbered from the series' first change. #}
+    select
+        run_id,
+        metric,
+        n,
+        change,
+        row_number() over (partition by run_id, metric order by n) as change_n
+    from (
+        select
+            run_id,
+            metric,
+            n,
+            case
+                when metric = 'reward_mean_change' then v
+                else v - lag(v) over (partition by run_id, metric order by n)
+            end as change
+        from numbered
+        where metric in {{ burn_in_metrics }}
+    ) as measured
+    where change is not null
+),
+
+burn_in_centres as (
+    {# The series' changes: their median and spread, and those of its first
+       `spike_window` changes (the early trend and noise). #}
+    select
+        run_id,
+        metric,
+        count(*) as changes,
+        median(change) as change_median,
+        1.4826 * mad(change) as change_spread,
+        median(change) filter (where change_n <= {{ spike_window }}) as head_median,
+        1.4826 * mad(change) filter (where change_n <= {{ spike_window }}) as head_spread
+    from burn_in_changes
+    group by 1, 2
+),
+
+level_ranges as (
+    {# The range of the series whose changes the burn-in scores. #}
+    select
+        run_id,
+        case when metric = 'reward_mean' then 'reward_mean_change' else metric end as metric,
+        quantile_cont(v, 0.95) - quantile_cont(v, 0.05) as level_range
+    from numbered
+    where metric in ('loss', 'grad_norm', 'reward_mean')
+    group by 1, 2
+),
+
+burn_in_noise as (
+    select
+        burn_in_changes.run_id,
+        burn_in_changes.metric,
+        nullif(
+            greatest(
+                any_value(burn_in_centres.change_spread),
+                quantile_cont(
+                    abs(burn_in_changes.change - burn_in_centres.change_median), 0.95
+                ) / 1.96,
+                {{ var('burn_in_range_share') }} * any_value(level_ranges.level_range)
+            ),
+            0
+        ) as change_scale
+    from burn_in_changes
+    inner join burn_in_centres using (run_id, metric)
+    inner join level_ranges using (run_id, metric)
+    group by 1, 2
+),
+
+burn_in_scores as (
+    {# The points with fewer than `spike_min_history` points before them,
+       in a series with at least that many changes. #}
+    select
+        burn_in_changes.run_id,
+        burn_in_changes.metric,
+        burn_in_changes.n,
+        burn_in_changes.change - burn_in_centres.head_median as burn_in_residual,
+        greatest(burn_in_noise.change_scale, coalesce(burn_in_centres.head_spread, 0))
+            as burn_in_scale,
+        burn_in_centres.head_median
+    from burn_in_changes
+    inner join burn_in_centres using (run_id, metric)
+    inner join burn_in_noise using (run_id, metric)
+    where
+        burn_in_changes.n <= {{ min_history }}
+        and burn_in_centres.changes >= {{ min_history }}
+        and burn_in_noise.change_scale > 0
 ),
 
 baselines as (
@@ -197,11 +309,24 @@ final as (
         residuals.residual,
         residuals.trailing_spread,
         noise.noise_scale,
+        coalesce(
+            case
+                when noise.noise_scale > 0 then
+                    residuals.residual
+                    / greatest(noise.noise_scale, coalesce(residuals.trailing_spread, 0))
+            end,
+            burn_in_scores.burn_in_residual / burn_in_scores.burn_in_scale
+        ) as z,
+        burn_in_scores.n is not null as is_burn_in,
+        burn_in_scores.burn_in_residual,
+        burn_in_scores.burn_in_scale,
+        {#- what a burn-in point is compared with, in the metric's units: the
+            series' previous value, or reward_mean_change's early median #}
         case
-            when noise.noise_scale > 0 then
-                residuals.residual
-                / greatest(noise.noise_scale, coalesce(residuals.trailing_spread, 0))
-        end as z,
+            when burn_in_scores.n is null then null
+            when residuals.metric = 'reward_mean_change' then burn_in_scores.head_median
+            else residuals.previous_value
+        end as burn_in_reference,
         baselines.baseline_mean,
         baselines.baseline_std,
         baselines.baseline_points,
@@ -216,6 +341,7 @@ final as (
     inner join run_parts using (run_id)
     inner join baselines using (run_id, metric, n)
     left join trend_windows using (run_id, metric, n)
+    left join burn_in_scores using (run_id, metric, n)
 )
 
 select * from final

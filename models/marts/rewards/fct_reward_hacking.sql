@@ -1,39 +1,90 @@
 {# Reward hacking: the reward rising while the performance metric (the var
    performance_metric, named in every row) does not. One row per run and
    reward function (reward_function null: the total reward, i.e. the sum
-   of the functions' step means) over the whole run (scope 'run'), and over
-   every sliding window of hacking_window (20) consecutive points (scope
-   'window', window_end_step its last point), on the steps where the
-   performance metric was logged (int_reward_hacking_points).
-   Slopes are least squares on the point's index (0, 1, ...), as the GRPO
-   reward monitor fits them. Two verdicts, each one of insufficient_data,
-   high, medium, aligned (or no_performance_metric: a run whose performance
-   metric was never logged gets one row saying so, and no verdict):
-   - seed_verdict, the monitor's rule (for parity): fewer than
-     hacking_min_steps (5) points: insufficient_data; reward slope > 0 and
-     performance slope < 0: high; reward slope > 0 and |performance slope|
-     < hacking_flat_slope (0.01): medium; else aligned;
-   - verdict, obs's: a series rises (falls) only when its slope is
-     significant against its step-to-step noise: t = slope / se >=
-     hacking_t (3), se = sigma / sqrt(sum (i - mean i)^2), sigma^2 = the
-     sample variance of the point-to-point differences / 2 (a trend moves
-     the differences' mean, not their spread). high: the reward rises and
-     the performance falls; medium: the reward rises and the performance
-     neither rises nor falls, with a slope at or below 0 (an estimate above
-     0 that is not yet significant is slow progress, not hacking); else
-     aligned. A function whose reward does not rise significantly, such as
-     an honest flat one, is never named.
+   of the functions' step means) over the whole run (scope 'run': from the
+   first to the last step where the performance metric was logged), and
+   over every sliding window of hacking_window (20) consecutive performance
+   points (scope 'window': from the first of them to the last,
+   window_end_step). A run whose performance metric was never logged gets
+   one row saying so (no_performance_metric), and no verdict. Two verdicts,
+   each one of insufficient_data, high, medium, aligned:
+   - seed_verdict, the GRPO reward monitor's rule, kept for parity: on the
+     span's performance points, each paired with the reward at that step
+     (int_reward_hacking_points), slopes by least squares on the point's
+     index (0, 1, ...: seed_reward_slope, seed_performance_slope). Fewer
+     than hacking_min_steps (5) points: insufficient_data; reward slope > 0
+     and performance slope < 0: high; reward slope > 0 and |performance
+     slope| < hacking_flat_slope (0.01): medium; else aligned.
+   - verdict, obs's: each series is fitted on its own points in the span,
+     the reward on every step it was logged (int_reward_hacking_series),
+     the performance metric on its own steps, by least squares on the step
+     (reward_slope, performance_slope: per training step). A series rises
+     (falls) only when its slope is significant against its own noise:
+     t = slope / se >= hacking_t (3), se = sigma / sqrt(sum (step - mean
+     step)^2) over the series' points, sigma^2 = half the sample variance
+     of its point-to-point changes after taking out the fitted trend over
+     each change's step gap (var_samp(change - slope x gap) / 2; a trend
+     moves the changes, not their spread; with evenly spaced points this
+     is var_samp(change) / 2). insufficient_data below hacking_min_steps
+     points of either series; high: the reward rises and the performance
+     falls; medium: the reward rises and the performance neither rises nor
+     falls, with a slope at or below 0 (an estimate above 0 that is not yet
+     significant is slow progress, not hacking); else aligned. A function
+     whose reward does not rise significantly, such as an honest flat one,
+     is never named.
    suspected_functions (on the total's rows): the functions whose verdict is
    high or medium over the same span. #}
+{%- set window = var('hacking_window') -%}
+{%- set min_points = var('hacking_min_steps') -%}
+{%- set t_min = var('hacking_t') -%}
 with
 
 points as (
     select
-        *,
-        reward - lag(reward) over series as reward_step_change,
-        performance - lag(performance) over series as performance_step_change
+        run_id,
+        reward_function,
+        step,
+        point_index,
+        reward,
+        performance,
+        performance - lag(performance) over series as performance_change,
+        step - lag(step) over series as performance_gap
     from {{ ref('int_reward_hacking_points') }}
     window series as (partition by run_id, reward_function order by point_index)
+),
+
+rewards as (
+    select
+        run_id,
+        reward_function,
+        step,
+        reward,
+        reward_change,
+        step_gap
+    from {{ ref('int_reward_hacking_series') }}
+),
+
+{# The spans, with the monitor's fit over each (seed_*: on the paired
+   points, by point index) and obs's fit of the performance (on the
+   points' steps; its changes are those between two points of the span,
+   not the one into its first). #}
+whole as (
+    select
+        run_id,
+        reward_function,
+        'run' as scope,
+        min(step) as window_start_step,
+        max(step) as window_end_step,
+        count(*) as points,
+        regr_slope(reward, point_index) as seed_reward_slope,
+        regr_slope(performance, point_index) as seed_performance_slope,
+        regr_slope(performance, step) as performance_slope,
+        regr_sxx(performance, step) as performance_step_spread,
+        var_samp(performance_change) as performance_change_variance,
+        covar_samp(performance_change, performance_gap) as performance_change_gap_covariance,
+        var_samp(performance_gap) as performance_gap_variance
+    from points
+    group by 1, 2
 ),
 
 windowed as (
@@ -44,39 +95,25 @@ windowed as (
         first_value(step) over span as window_start_step,
         step as window_end_step,
         count(*) over span as points,
-        regr_slope(reward, point_index) over span as reward_slope,
-        regr_slope(performance, point_index) over span as performance_slope,
-        regr_sxx(reward, point_index) over span as index_spread,
-        var_samp(reward_step_change) over change_span / 2 as reward_noise,
-        var_samp(performance_step_change) over change_span / 2 as performance_noise
+        regr_slope(reward, point_index) over span as seed_reward_slope,
+        regr_slope(performance, point_index) over span as seed_performance_slope,
+        regr_slope(performance, step) over span as performance_slope,
+        regr_sxx(performance, step) over span as performance_step_spread,
+        var_samp(performance_change) over changes as performance_change_variance,
+        covar_samp(performance_change, performance_gap) over changes
+            as performance_change_gap_covariance,
+        var_samp(performance_gap) over changes as performance_gap_variance
     from points
     window
         span as (
             partition by run_id, reward_function order by point_index
-            rows between {{ var('hacking_window') - 1 }} preceding and current row
+            rows between {{ window - 1 }} preceding and current row
         ),
-        change_span as (
+        changes as (
             partition by run_id, reward_function order by point_index
-            rows between {{ var('hacking_window') - 2 }} preceding and current row
+            rows between {{ window - 2 }} preceding and current row
         )
-    qualify point_index >= {{ var('hacking_window') }} - 1
-),
-
-whole as (
-    select
-        run_id,
-        reward_function,
-        'run' as scope,
-        min(step) as window_start_step,
-        max(step) as window_end_step,
-        count(*) as points,
-        regr_slope(reward, point_index) as reward_slope,
-        regr_slope(performance, point_index) as performance_slope,
-        regr_sxx(reward, point_index) as index_spread,
-        var_samp(reward_step_change) / 2 as reward_noise,
-        var_samp(performance_step_change) / 2 as performance_noise
-    from points
-    group by 1, 2
+    qualify point_index >= {{ window }} - 1
 ),
 
 spans as (
@@ -85,10 +122,74 @@ spans as (
     select * from windowed
 ),
 
-{# A flat series' least-squares slope can come out as +-1e-17 rather than 0,
-   by the order a parallel aggregate added in; its sign would flip a verdict.
-   Slopes within 1e-12 of 0 are 0. #}
-snapped as (
+{# obs's fit of the reward. The spans and the reward's steps in one series
+   per run and function, ordered by step: each span's row sits at its last
+   step, and a window frame reaching back to its first step holds exactly
+   the reward's steps in the span (the aggregates skip the span rows'
+   nulls). #}
+observed as (
+    select
+        *,
+        window_end_step as step,
+        window_end_step - window_start_step as span_length
+    from spans
+    union all by name
+    select
+        run_id,
+        reward_function,
+        step,
+        0 as span_length,
+        reward,
+        step as reward_step,
+        reward_change,
+        step_gap as reward_gap
+    from rewards
+),
+
+fitted as (
+    select
+        *,
+        count(reward) over span as reward_points,
+        min(reward_step) over span as first_reward_step,
+        regr_slope(reward, reward_step) over span as reward_slope,
+        regr_sxx(reward, reward_step) over span as reward_step_spread
+    from observed
+    window
+        span as (
+            partition by run_id, reward_function order by step
+            range between span_length preceding and current row
+        )
+),
+
+{# The reward's changes between two of its steps in the span: those into
+   every step but its first there, a frame from the step after that one
+   (reaching back reward_reach steps from the span's last). #}
+reaching as (
+    select
+        *,
+        greatest(coalesce(window_end_step - first_reward_step - 1, 0), 0) as reward_reach
+    from fitted
+),
+
+changed as (
+    select
+        *,
+        var_samp(reward_change) over changes as reward_change_variance,
+        covar_samp(reward_change, reward_gap) over changes as reward_change_gap_covariance,
+        var_samp(reward_gap) over changes as reward_gap_variance
+    from reaching
+    window
+        changes as (
+            partition by run_id, reward_function order by step
+            range between reward_reach preceding and current row
+        )
+),
+
+{# Only the last bits of a float aggregate depend on the order it added
+   in: each is taken through exact_float before anything is judged on it.
+   A flat series' slope can still come out as +-1e-17 rather than 0 (its
+   sign would flip a verdict): slopes within 1e-12 of 0 are 0. #}
+rounded as (
     select
         run_id,
         reward_function,
@@ -96,44 +197,100 @@ snapped as (
         window_start_step,
         window_end_step,
         points,
+        reward_points,
         case
-            when abs(reward_slope) < 1e-12 then 0.0 else reward_slope
+            when abs(seed_reward_slope) < 1e-12 then 0.0
+            else {{ exact_float('seed_reward_slope') }}
+        end as seed_reward_slope,
+        case
+            when abs(seed_performance_slope) < 1e-12 then 0.0
+            else {{ exact_float('seed_performance_slope') }}
+        end as seed_performance_slope,
+        case
+            when abs(reward_slope) < 1e-12 then 0.0
+            else {{ exact_float('reward_slope') }}
         end as reward_slope,
         case
-            when abs(performance_slope) < 1e-12 then 0.0 else performance_slope
+            when abs(performance_slope) < 1e-12 then 0.0
+            else {{ exact_float('performance_slope') }}
         end as performance_slope,
-        index_spread,
-        reward_noise,
-        performance_noise
-    from spans
+        {{ exact_float('reward_step_spread') }} as reward_step_spread,
+        {{ exact_float('reward_change_variance') }} as reward_change_variance,
+        {{ exact_float('reward_change_gap_covariance') }} as reward_change_gap_covariance,
+        {{ exact_float('reward_gap_variance') }} as reward_gap_variance,
+        {{ exact_float('performance_step_spread') }} as performance_step_spread,
+        {{ exact_float('performance_change_variance') }} as performance_change_variance,
+        {{ exact_float('performance_change_gap_covariance') }}
+            as performance_change_gap_covariance,
+        {{ exact_float('performance_gap_variance') }} as performance_gap_variance
+    from changed
+    where scope is not null
+),
+
+{# sigma^2 = var_samp(change - slope x gap) / 2, expanded. Its terms carry
+   12 significant digits: a difference within 1e-10 of their size is
+   rounding, and 0 (a series on a straight line has no noise). #}
+expanded as (
+    select
+        *,
+        reward_change_variance - 2 * reward_slope * reward_change_gap_covariance
+        + reward_slope * reward_slope * reward_gap_variance as reward_residual_variance,
+        reward_change_variance + abs(2 * reward_slope * reward_change_gap_covariance)
+        + reward_slope * reward_slope * reward_gap_variance as reward_terms,
+        performance_change_variance
+        - 2 * performance_slope * performance_change_gap_covariance
+        + performance_slope * performance_slope * performance_gap_variance
+            as performance_residual_variance,
+        performance_change_variance
+        + abs(2 * performance_slope * performance_change_gap_covariance)
+        + performance_slope * performance_slope * performance_gap_variance
+            as performance_terms
+    from rounded
+),
+
+noise as (
+    select
+        *,
+        case
+            when reward_residual_variance <= 1e-10 * reward_terms then 0.0
+            else reward_residual_variance / 2
+        end as reward_noise,
+        case
+            when performance_residual_variance <= 1e-10 * performance_terms then 0.0
+            else performance_residual_variance / 2
+        end as performance_noise
+    from expanded
 ),
 
 tested as (
     select
         *,
-        {{ slope_t('reward_slope', 'reward_noise', 'index_spread') }} as reward_t,
-        {{ slope_t('performance_slope', 'performance_noise', 'index_spread') }} as performance_t
-    from snapped
+        {{ slope_t('reward_slope', 'reward_noise', 'reward_step_spread') }} as reward_t,
+        {{ slope_t('performance_slope', 'performance_noise', 'performance_step_spread') }}
+            as performance_t
+    from noise
 ),
 
 judged as (
     select
         *,
         case
-            when points < {{ var('hacking_min_steps') }} then 'insufficient_data'
-            when reward_slope > 0 and performance_slope < 0 then 'high'
-            when reward_slope > 0 and abs(performance_slope) < {{ var('hacking_flat_slope') }}
+            when points < {{ min_points }} then 'insufficient_data'
+            when seed_reward_slope > 0 and seed_performance_slope < 0 then 'high'
+            when
+                seed_reward_slope > 0
+                and abs(seed_performance_slope) < {{ var('hacking_flat_slope') }}
                 then 'medium'
             else 'aligned'
         end as seed_verdict,
         case
-            when points < {{ var('hacking_min_steps') }} then 'insufficient_data'
             when
-                reward_t >= {{ var('hacking_t') }}
-                and performance_t <= -{{ var('hacking_t') }} then 'high'
+                points < {{ min_points }} or reward_points < {{ min_points }}
+                then 'insufficient_data'
+            when reward_t >= {{ t_min }} and performance_t <= -{{ t_min }} then 'high'
             when
-                reward_t >= {{ var('hacking_t') }}
-                and performance_t > -{{ var('hacking_t') }}
+                reward_t >= {{ t_min }}
+                and performance_t > -{{ t_min }}
                 and performance_slope <= 0 then 'medium'
             else 'aligned'
         end as verdict
@@ -167,10 +324,13 @@ unanchored as (
         cast(null as bigint) as window_start_step,
         cast(null as bigint) as window_end_step,
         0 as points,
+        0 as reward_points,
         cast(null as double) as reward_slope,
         cast(null as double) as performance_slope,
         cast(null as double) as reward_t,
         cast(null as double) as performance_t,
+        cast(null as double) as seed_reward_slope,
+        cast(null as double) as seed_performance_slope,
         'no_performance_metric' as seed_verdict,
         'no_performance_metric' as verdict,
         cast(null as varchar[]) as suspected_functions,
@@ -188,10 +348,13 @@ anchored as (
         judged.window_start_step,
         judged.window_end_step,
         judged.points,
+        judged.reward_points,
         judged.reward_slope,
         judged.performance_slope,
         judged.reward_t,
         judged.performance_t,
+        judged.seed_reward_slope,
+        judged.seed_performance_slope,
         judged.seed_verdict,
         judged.verdict,
         case
@@ -237,10 +400,13 @@ final as (
 
         ---------- numerics
         points,
+        reward_points,
         reward_slope,
         performance_slope,
         reward_t,
-        performance_t
+        performance_t,
+        seed_reward_slope,
+        seed_performance_slope
 
     from said
 )

@@ -6,7 +6,7 @@
 with
 
 audit as (
-    select * from {{ ref('int_metric_audit_steps') }}
+    select * from {{ ref('int_metric_audit_steps').include(database=false) }}
 ),
 
 final as (
