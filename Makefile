@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 DEV_STAMP := $(VENV)/.dev-stamp
 WANDB_WRITERS := 0.19.11 0.31.0
 
-.PHONY: install dev browser demo test test-fast lint typecheck exposures bench clean
+.PHONY: install dev spark browser demo test test-spark test-fast lint typecheck exposures bench clean
 
 # What running obs needs (obs, its engines, the serve extra): about 700 MB. The
 # stamps are rebuilt when the project's dependencies change.
@@ -31,6 +31,15 @@ $(DEV_STAMP): $(STAMP)
 	done
 	touch $(DEV_STAMP)
 
+# The spark extra (pyspark, dbt-spark's session method) for `--target spark`
+# and its tests: about 450 MB. Spark itself needs a Java runtime (17 or later).
+SPARK_STAMP := $(VENV)/.spark-stamp
+spark: $(SPARK_STAMP)
+
+$(SPARK_STAMP): $(DEV_STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[dev,spark]"
+	touch $(SPARK_STAMP)
+
 # The browser tests and PNG export use Debian's Chromium; install it when missing.
 CHROMIUM := /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -48,9 +57,17 @@ demo: install
 # The linters and the type checker first (about a minute), then the suite on
 # TEST_WORKERS processes (pytest-xdist; a test module's tests stay on one worker,
 # so its shared warehouse is built once). TEST_WORKERS=0 runs it in one process.
+# Then the Spark parity (test-spark) where a Java runtime is on the PATH.
 TEST_WORKERS ?= 2
 test: dev browser lint typecheck
-	$(BIN)/python -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+	$(BIN)/python -m pytest -m "not spark" $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+	@if command -v java >/dev/null 2>&1; then $(MAKE) --no-print-directory test-spark; \
+	else echo "test-spark skipped: no java on the PATH (Spark needs a Java 17 runtime)"; fi
+
+# The dbt project on a local Spark session (one per test module, in one
+# process: a session takes a core and a few GB) against the DuckDB build.
+test-spark: spark
+	$(BIN)/python -m pytest -m spark tests/spark
 
 test-fast: dev
 	$(BIN)/python -m pytest -m "not integration and not slow"

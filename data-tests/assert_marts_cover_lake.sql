@@ -37,7 +37,7 @@ watermarks as (
 newest as (
     select
         max(ingested_through)
-        - to_seconds({{ var('incremental_lookback_seconds') }}) as due_through
+        - {{ interval_seconds(var('incremental_lookback_seconds')) }} as due_through
     from int_prompt_iteration
 ),
 

@@ -29,10 +29,9 @@
             or abs({{ x }}) > 1e300
             or abs({{ x }}) < 1e-290
             then {{ x }}
-        else round(
-            {{ bits }},
-            {{ digits - 1 }}
-            - cast(floor(log10(abs({{ bits }}))) as integer)
-        )
+        else {{ round_to(
+            bits,
+            (digits - 1) ~ ' - cast(floor(log10(abs(' ~ bits ~ '))) as integer)'
+        ) }}
     end)
 {%- endmacro %}

@@ -47,8 +47,8 @@ where {{ changed_groups_predicate(lookup or upstream, grain, upstream_time, own_
 {%- elif execute -%}
     {#- 1. each run's watermark, less the look-back window -#}
     {%- set held = run_query(
-        "select run_id, cast(max(" ~ own_time ~ ") - to_seconds("
-        ~ var('incremental_lookback_seconds') ~ ") as varchar) from " ~ this
+        "select run_id, cast(max(" ~ own_time ~ ") - "
+        ~ interval_seconds(var('incremental_lookback_seconds')) ~ " as string) from " ~ this
         ~ " group by 1 order by 1"
     ) -%}
     {#- 2. the groups with rows after it (a run not held yet: all of it), as
@@ -69,7 +69,7 @@ where {{ changed_groups_predicate(lookup or upstream, grain, upstream_time, own_
     {%- endif -%}
     {%- set changed = run_query(
         "select distinct " ~ grain | join(", ") ~ " from " ~ lookup
-        ~ " where " ~ recent | join(" or ") ~ " order by all"
+        ~ " where " ~ recent | join(" or ") ~ " order by " ~ range(1, grain | length + 1) | join(", ")
     ) -%}
     {%- for row in changed.rows -%}
         {%- do by_run.setdefault(row[0], []).append(row[1] if grain | length > 1 else none) -%}

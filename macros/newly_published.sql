@@ -9,8 +9,8 @@
         {{ obs_plan_marker('since', {'time': upstream_time}) }}
     {%- elif execute -%}
         {%- set watermark = run_query(
-            "select cast(max(" ~ own_time ~ ") - to_seconds("
-            ~ var('incremental_lookback_seconds') ~ ") as varchar) from " ~ this
+            "select cast(max(" ~ own_time ~ ") - "
+            ~ interval_seconds(var('incremental_lookback_seconds')) ~ " as string) from " ~ this
         ).columns[0].values()[0] -%}
         {%- if watermark is none -%}
             true

@@ -12,3 +12,8 @@
 {% macro duckdb__quantile(expression, fraction) %}
     quantile_cont({{ expression }}, {{ fraction }})
 {% endmacro %}
+
+{#- Spark's percentile is exact, with linear interpolation (quantile_cont's). -#}
+{% macro spark__quantile(expression, fraction) %}
+    percentile({{ expression }}, {{ fraction }})
+{% endmacro %}

@@ -13,3 +13,7 @@
 {% macro duckdb__regression_slope(y, x) %}
     case when var_pop({{ x }}) > 0 then regr_slope({{ y }}, {{ x }}) end
 {% endmacro %}
+
+{% macro spark__regression_slope(y, x) %}
+    case when var_pop({{ x }}) > 0 then regr_slope({{ y }}, {{ x }}) end
+{% endmacro %}

@@ -4,11 +4,11 @@
     the order a parallel aggregate added in. -#}
     case
         when ({{ expression }}) is null or ({{ expression }}) = 0
-            or not isfinite({{ expression }})
+            or not {{ is_finite(expression) }}
             then ({{ expression }})
-        else round(
-            ({{ expression }}),
-            {{ digits - 1 }} - cast(floor(log10(abs({{ expression }}))) as integer)
-        )
+        else {{ round_to(
+            '(' ~ expression ~ ')',
+            (digits - 1) ~ ' - cast(floor(log10(abs(' ~ expression ~ '))) as integer)'
+        ) }}
     end
 {% endmacro %}

@@ -35,13 +35,13 @@ with
 counted as (
     select
         {%- for condition, label in checks %}
-        count(*) filter (where {{ condition }}) as "{{ label }}"{{ "," if not loop.last }}
+        count(*) filter (where {{ condition }}) as {{ adapter.quote(label) }}{{ "," if not loop.last }}
         {%- endfor %}
     from {{ model }}
 ),
 
 broken as (
-    unpivot counted on columns(*) into name rule value failing_rows
+    {{ unpivot_columns('counted', checks | map(attribute=1) | list, 'rule', 'failing_rows') }}
 ),
 {% endif %}
 

@@ -102,11 +102,12 @@ def build(
 
     dbt builds when asked for its unit tests, given a selection or an
     argument the executor does not take, or when the project holds a node
-    the executor does not run (``obs.runner.plan``), or with OBS_ENGINE=dbt.
+    the executor does not run (``obs.runner.plan``), or with OBS_ENGINE=dbt,
+    and on any target other than DuckDB (the executor runs DuckDB only).
     ``dbt_log``: dbt's own log on stdout when it builds (else its errors only).
     """
     started = time.perf_counter()
-    if not unit_tests:
+    if not unit_tests and dbt.target == "duckdb":
         from obs.runner.engine import build_with_plan
 
         outcome = build_with_plan(dbt.warehouse, dbt.lake, dbt_args, build_args(dbt_args, False))
@@ -131,7 +132,7 @@ def build(
 
 def _dbt_build(dbt: Dbt, dbt_args: Sequence[str], unit_tests: bool, started: float) -> BuildSummary:
     """``dbt build``: plan, run dbt, record."""
-    warehouse, lake = dbt.warehouse, dbt.lake
+    warehouse, lake = dbt.built_warehouse, dbt.lake
     args = build_args(dbt_args, unit_tests)
     if not any(a.split("=", 1)[0] == "--log-level-file" for a in dbt_args):
         # dbt's debug log costs time on every node; keep its warnings and errors.
@@ -168,9 +169,18 @@ def _dbt_build(dbt: Dbt, dbt_args: Sequence[str], unit_tests: bool, started: flo
 
 
 def build_warehouse(
-    warehouse: Path, lake: Path, dbt_args: Sequence[str] = (), unit_tests: bool = False
+    warehouse: Path,
+    lake: Path,
+    dbt_args: Sequence[str] = (),
+    unit_tests: bool = False,
+    target: str = "duckdb",
 ) -> int:
     """``obs build`` from Python: check the lake, then build what changed since the last
-    build (everything the first time). Returns how many models ran (0: up to date)."""
+    build (everything the first time). Returns how many models ran (0: up to date).
+    ``target="spark"``: the same project on Spark, beside the warehouse
+    (``obs.runner.spark``)."""
+    from obs.runner.spark import check_target
+
+    check_target(target)
     check_lake(lake)
-    return run_build(Dbt(warehouse, lake), dbt_args, unit_tests)
+    return run_build(Dbt(warehouse, lake, target=target), dbt_args, unit_tests)

@@ -68,7 +68,7 @@ def state_dir(warehouse: Path) -> Path:
     return warehouse.parent / f"{warehouse.name}.dbt"
 
 
-def _parse_cache(warehouse: Path, lake: Path) -> tuple[Path, Path | None]:
+def _parse_cache(warehouse: Path, lake: Path, target: str = "duckdb") -> tuple[Path, Path | None]:
     """Where to keep, and where to seed from, a per-user copy of dbt's partial-parse file.
 
     dbt checks a partial-parse file against the project's files, the vars, the
@@ -84,6 +84,9 @@ def _parse_cache(warehouse: Path, lake: Path) -> tuple[Path, Path | None]:
     """
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "obs" / "parse"
     stem = warehouse.name.split(".")[0]
+    if target != "duckdb":
+        # another profile output: dbt parses it apart (its profile check)
+        stem = f"{stem}-{target}"
     project_key = hashlib.sha1(str(project_dir().resolve()).encode()).hexdigest()[:8]
     lake_key = hashlib.sha1(str(lake.resolve()).encode()).hexdigest()[:12]
     exact = base / f"{stem}-{project_key}-{lake_key}.msgpack"
@@ -154,9 +157,15 @@ def environment(values: dict[str, str]) -> Iterator[None]:
                 os.environ[key] = value
 
 
-def lake_environment(warehouse: Path, lake: Path) -> contextlib.AbstractContextManager[None]:
-    """Point dbt's profile and sources at this warehouse and lake (absolute paths)."""
-    return environment({"OBS_WAREHOUSE": str(warehouse.resolve()), "OBS_LAKE": str(lake.resolve())})
+def lake_environment(
+    warehouse: Path, lake: Path, spark_warehouse: Path | None = None
+) -> contextlib.AbstractContextManager[None]:
+    """Point dbt's profile and sources at this warehouse and lake (absolute paths), and
+    the spark output at its warehouse folder when given."""
+    values = {"OBS_WAREHOUSE": str(warehouse.resolve()), "OBS_LAKE": str(lake.resolve())}
+    if spark_warehouse is not None:
+        values["OBS_SPARK_WAREHOUSE"] = str(spark_warehouse)
+    return environment(values)
 
 
 def release_warehouse() -> None:
@@ -282,11 +291,15 @@ class Dbt:
 
     Keeps the parsed project between invocations (``obs watch`` builds every
     round without parsing again) and releases the warehouse after each.
+    ``target``: the profile's output, ``duckdb`` (the warehouse file) or
+    ``spark`` (tables under the Spark warehouse that goes with it,
+    ``obs.runner.spark``).
     """
 
     warehouse: Path
     lake: Path
     keep_manifest: bool = False
+    target: str = "duckdb"
     _manifest: Any = field(default=None, repr=False)
     _parsed_under: str | None = field(default=None, repr=False)
 
@@ -296,9 +309,19 @@ class Dbt:
             self._manifest = None
         self._parsed_under = fingerprint
 
+    @property
+    def built_warehouse(self) -> Path:
+        """What the target builds: the DuckDB file, or the Spark warehouse folder."""
+        if self.target == "duckdb":
+            return self.warehouse
+        from obs.runner.spark import spark_warehouse
+
+        return spark_warehouse(self.warehouse)
+
     def _args(self, command: str, extra_args: Sequence[str]) -> list[str]:
         root = project_dir()
-        state = state_dir(self.warehouse)
+        state = state_dir(self.built_warehouse)
+        target = [] if self.target == "duckdb" else ["--target", self.target]
         return [
             command,
             "--project-dir",
@@ -311,6 +334,7 @@ class Dbt:
             str(state / "logs"),
             # dbt colours its log; plain text where stderr is no terminal (a file, a pipe, CI)
             "--use-colors" if sys.stderr.isatty() else "--no-use-colors",
+            *target,
             *extra_args,
         ]
 
@@ -320,14 +344,16 @@ class Dbt:
 
         path_free_profile()
         self.warehouse.parent.mkdir(parents=True, exist_ok=True)
-        if command != "parse":
+        if command != "parse" and self.target == "duckdb":
             wait_for_warehouse(self.warehouse, LOCK_WAIT_SECONDS)
-        state = state_dir(self.warehouse)
+        state = state_dir(self.built_warehouse)
         saved_parse = state / "target" / PARTIAL_PARSE_FILE
-        cache, seed = _parse_cache(self.warehouse, self.lake)
+        cache, seed = _parse_cache(self.warehouse, self.lake, self.target)
         if self._manifest is None and not saved_parse.exists() and seed is not None:
             copy_atomically(seed, saved_parse)
-        with lake_environment(self.warehouse, self.lake), contextlib.redirect_stdout(sys.stderr):
+        spark = None if self.target == "duckdb" else self.built_warehouse
+        environment = lake_environment(self.warehouse, self.lake, spark)
+        with environment, contextlib.redirect_stdout(sys.stderr):
             try:
                 if self.keep_manifest and self._manifest is None:
                     parsed = dbtRunner().invoke(self._args("parse", ["--no-write-json"]))
@@ -361,6 +387,8 @@ class Dbt:
         for node in nodes:
             status = str(getattr(node, "status", "")).lower()
             kind = getattr(getattr(node, "node", None), "resource_type", "")
+            if status == "success" and str(kind).lower().endswith("operation"):
+                continue  # the on-run-start hook (create_lake_tables): no model, no test
             if status in {"success", "pass"}:
                 passed += 1
                 models_run += str(kind).lower().endswith("model")
@@ -386,7 +414,8 @@ class Dbt:
         node = node_result.node
         name = getattr(node, "name", "?")
         code = getattr(node, "compiled_code", None)
-        if str(getattr(node, "resource_type", "")).lower().endswith("test") and code:
+        is_test = str(getattr(node, "resource_type", "")).lower().endswith("test")
+        if is_test and code and self.target == "duckdb":
             rows = _test_rows(self.warehouse, code)
             if rows:
                 return [f"{name}: {row}" for row in rows]

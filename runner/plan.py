@@ -274,6 +274,8 @@ def _plan_of(
         kind = str(item.resource_type).split(".")[-1].lower()
         if kind in {"analysis", "unit_test"} or not item.config.enabled:
             continue
+        if kind == "operation" and _lake_tables_hook(item):
+            continue  # it makes Spark's lake tables: nothing to do on DuckDB
         config = item.config
         materialized = "test" if kind == "test" else str(config.materialized)
         if kind not in {"model", "seed", "test"} or materialized not in MATERIALIZATIONS:
@@ -335,6 +337,12 @@ def _plan_of(
         nodes[uid] = node
     ordered = _dag_order(nodes)
     return Plan(fingerprint, ordered, sorted(lake_tables))
+
+
+def _lake_tables_hook(item: Any) -> bool:
+    """The project's on-run-start hook that makes the lake tables on Spark (and does
+    nothing on DuckDB, where the lake source reads the parts in place)."""
+    return str(getattr(item, "raw_code", "")).strip() == "{{ create_lake_tables() }}"
 
 
 def _other_hooks(hooks: Any) -> bool:

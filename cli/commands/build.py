@@ -10,6 +10,7 @@ from obs.cli.options import Settings, echo_err, pass_settings
 from obs.runner.build import BuildFailed, BuildSummary, check_lake
 from obs.runner.build import build as build_what_changed
 from obs.runner.dbt import Dbt
+from obs.runner.spark import check_target
 
 
 def run_build(dbt: Dbt, settings: Settings, dbt_args: tuple[str, ...], unit_tests: bool) -> int:
@@ -45,6 +46,15 @@ def build_summary(
     "of each project version does this by itself).",
 )
 @click.option(
+    "--target",
+    type=click.Choice(["duckdb", "spark"]),
+    default="duckdb",
+    show_default=True,
+    help="Where to build: the DuckDB warehouse, or the same project on Apache Spark "
+    "(the spark extra and a Java runtime; its tables go to OBS_SPARK_WAREHOUSE, "
+    "default the warehouse's path plus .spark).",
+)
+@click.option(
     "-v",
     "--verbose",
     is_flag=True,
@@ -56,6 +66,7 @@ def build(
     settings: Settings,
     unit_tests: bool,
     compile_only: bool,
+    target: str,
     verbose: bool,
     dbt_args: tuple[str, ...],
 ) -> None:
@@ -72,9 +83,11 @@ def build(
     first build of each project version compiles it with dbt, a few seconds).
     With --select, --exclude, --unit-tests or other dbt arguments, or
     OBS_ENGINE=dbt, dbt builds instead; --vars and --full-refresh work on
-    either. A progress line (on a terminal) and a summary go to stderr; when
-    dbt builds, the progress line and its errors (-v: its whole log). stdout gets the
-    warehouse path. Exit 1 when a model or test fails, with
+    either. --target spark builds the same models on a local Spark session
+    with dbt (a cluster: edit the profile's spark output). A progress line
+    (on a terminal) and a summary go to stderr; when dbt builds, the progress
+    line and its errors (-v: its whole log). stdout gets the warehouse path
+    (on Spark, its warehouse folder). Exit 1 when a model or test fails, with
     one line per broken rule.
 
     \b
@@ -84,6 +97,7 @@ def build(
       obs build --vars '{pass_threshold: 0.7}'
       obs build --unit-tests
       obs build --select fct_prompt_learning+
+      obs build --target spark
       obs --warehouse /data/obs.duckdb --lake /data/lake build
     """
     started = time.perf_counter()
@@ -98,11 +112,11 @@ def build(
             else "these arguments build with dbt: nothing to compile"
         )
         return
+    dbt = Dbt(settings.warehouse, settings.lake, target=target)
     with friendly_errors(settings.debug):
+        check_target(target)
         check_lake(settings.lake)
-        done = build_summary(
-            Dbt(settings.warehouse, settings.lake), dbt_args, unit_tests, dbt_log=verbose
-        )
+        done = build_summary(dbt, dbt_args, unit_tests, dbt_log=verbose)
     if done.models == 0:
         echo_err(
             "up to date: nothing landed since the last build "
@@ -116,4 +130,4 @@ def build(
         )
     else:
         echo_err(f"built with dbt in {time.perf_counter() - started:.1f} s")
-    click.echo(str(settings.warehouse))
+    click.echo(str(dbt.built_warehouse))

@@ -1,9 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        unique_key=['run_id', 'iteration'],
-    )
-}}
+{{ config(incremental_by(['run_id', 'iteration'])) }}
 {# Counts per run, iteration and pair of instructions given together in one
    rollout (instruction_a < instruction_b), so fct_instruction_pairs sums
    iterations instead of joining every rollout of the run again. #}

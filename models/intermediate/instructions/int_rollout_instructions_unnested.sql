@@ -15,13 +15,13 @@ int_rollouts_scored as (
         prompt_strict_acc,
         ingested_at
     from {{ ref('int_rollouts_scored').include(database=false) }}
-    where len(instruction_ids) > 0
+    where {{ list_size('instruction_ids') }} > 0
 ),
 
 positions as (
     select
         *,
-        unnest(range(1, len(instruction_ids) + 1)) as instruction_position
+        {{ list_positions('instruction_ids') }} as instruction_position
     from int_rollouts_scored
 ),
 
@@ -32,16 +32,17 @@ unnested as (
         iteration,
         prompt_hash,
         sample_idx,
-        instruction_ids[instruction_position] as instruction_id,
+        {{ list_element('instruction_ids', 'instruction_position') }}
+            as instruction_id,
 
         ---------- numerics
         instruction_position,
 
         ---------- booleans
-        instruction_followed[instruction_position] is not null
-            as has_instruction_flag,
+        {{ list_element('instruction_followed', 'instruction_position') }}
+        is not null as has_instruction_flag,
         coalesce(
-            instruction_followed[instruction_position],
+            {{ list_element('instruction_followed', 'instruction_position') }},
             prompt_strict_acc >= 1.0
         ) as is_followed,
 

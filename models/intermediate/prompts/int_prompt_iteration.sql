@@ -1,8 +1,8 @@
 {{
-    config(
-        materialized='incremental',
+    config(incremental_by(
+        ['run_id', 'iteration'],
         unique_key=['run_id', 'iteration', 'prompt_hash'],
-    )
+    ))
 }}
 {# How each prompt's group of rollouts scored at each iteration: the rows of
    fct_prompt_iteration (a view of this table). #}
@@ -47,9 +47,9 @@ aggregated as (
         count(prompt_strict_acc) as n_judged_by_instructions,
         max(case when is_strict_success then 1 else 0 end) as prompt_strict_acc,
         {{ exact_float(
-            'avg(case when is_strict_success then 1.0 else 0.0 end)'
+            'avg(case when is_strict_success then 1 else 0 end)'
         ) }} as strict_success_rate,
-        {{ exact_float('avg(case when is_pass then 1.0 else 0.0 end)') }} as pass_rate,
+        {{ exact_float('avg(case when is_pass then 1 else 0 end)') }} as pass_rate,
         {{ exact_float('avg(score) filter (where score_rank <= 1)') }}
             as mean_at_1,
         {{ exact_float('avg(score) filter (where score_rank <= 3)') }}

@@ -1,9 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        unique_key=['run_id', 'iteration'],
-    )
-}}
+{{ config(incremental_by(['run_id', 'iteration'])) }}
 with
 
 int_rollout_instructions_unnested as (
@@ -23,8 +18,8 @@ aggregated as (
         count(*) as n,
         count(*) filter (where is_followed) as n_followed,
         count(distinct prompt_hash) as n_prompts,
-        {{ exact_float('avg(case when is_followed then 1.0 else 0.0 end)') }} as success_rate,
-        {{ exact_float('avg(case when has_instruction_flag then 1.0 else 0.0 end)') }}
+        {{ exact_float('avg(case when is_followed then 1 else 0 end)') }} as success_rate,
+        {{ exact_float('avg(case when has_instruction_flag then 1 else 0 end)') }}
             as flag_coverage,
 
         ---------- timestamps

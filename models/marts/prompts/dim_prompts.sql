@@ -1,9 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        unique_key='prompt_hash',
-    )
-}}
+{{ config(incremental_by(['prompt_hash'], merges_held_rows=true)) }}
 {# A prompt's text and instructions never change. An incremental build reads
    only the parts published since this table last read the lake (macro
    newly_published) and merges what it finds into the rows it holds. The
@@ -28,10 +23,10 @@ stg_rollouts as (
 seen as (
     select
         prompt_hash,
-        arg_min(data_idx, ingested_at) as data_idx,
-        arg_min(run_id, ingested_at) as first_run_id,
+        {{ arg_min('data_idx', 'ingested_at') }} as data_idx,
+        {{ arg_min('run_id', 'ingested_at') }} as first_run_id,
         any_value(prompt) as prompt,
-        arg_max(instruction_ids, len(coalesce(instruction_ids, [])))
+        {{ arg_max('instruction_ids', list_size('instruction_ids')) }}
             as instruction_ids,
         max(num_instructions) as num_instructions,
         min(ingested_at) as first_ingested_at,
@@ -53,8 +48,8 @@ merged as (
             case
                 when held.prompt_hash is null then seen.instruction_ids
                 when
-                    len(coalesce(seen.instruction_ids, []))
-                    > len(coalesce(held.instruction_ids, []))
+                    {{ list_size('seen.instruction_ids') }}
+                    > {{ list_size('held.instruction_ids') }}
                     then seen.instruction_ids
                 else held.instruction_ids
             end as instruction_ids,

@@ -4,31 +4,20 @@
 with
 
 source as (
-    select * from {{ lake_source('eval_steps', {
-        'run_id': 'varchar', 'ingested_at': 'varchar', 'step': 'bigint',
-        'is_baseline': 'boolean', 'correct_answers': 'bigint', 'total_samples': 'bigint',
-        'attempted_answer': 'bigint', 'found_correct_email': 'bigint',
-        'read_correct_email': 'bigint', 'total_repeated_searches': 'bigint',
-        'total_unique_searches': 'bigint', 'total_searches': 'bigint', 'num_idk': 'bigint',
-        'accuracy': 'double', 'avg_reward': 'double', 'median_reward': 'double',
-        'std_reward': 'double', 'min_reward': 'double', 'max_reward': 'double',
-        'avg_turns_correct': 'double', 'avg_turns_idk': 'double',
-        'avg_search_attempts': 'double', 'eval_time': 'double', 'beat_rate': 'double',
-        'has_baseline': 'boolean', 'extra': 'varchar', 'source': 'varchar',
-        'source_file': 'varchar', 'source_line': 'bigint', 'record_hash': 'varchar'}) }}
+    select * from {{ lake_source('eval_steps') }}
 ),
 
 renamed as (
     select
         ---------- ids
-        cast(run_id as varchar) as run_id,
+        cast(run_id as string) as run_id,
         cast(step as bigint) as step,
         record_hash,
 
         ---------- strings
         source,
         source_file,
-        cast(extra as json) as extra,
+        {{ as_json('extra') }} as extra,
 
         ---------- numerics
         cast(correct_answers as bigint) as correct_answers,
@@ -64,12 +53,11 @@ renamed as (
 ),
 
 newest as (
-    select *
-    from renamed
-    qualify row_number() over (
-        partition by run_id, step, is_baseline, source
-        order by ingested_at desc, source_file desc
-    ) = 1
+    {{ newest_rows(
+        'renamed',
+        partition_by=['run_id', 'step', 'is_baseline', 'source'],
+        newest_by=['ingested_at', 'source_file'],
+    ) }}
 )
 
 select * from newest

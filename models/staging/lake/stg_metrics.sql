@@ -6,16 +6,13 @@
 with
 
 source as (
-    select * from {{ lake_source('metrics', {
-        'run_id': 'varchar', 'ingested_at': 'varchar', 'step': 'bigint', 'key': 'varchar',
-        'value': 'double', 'wall_time': 'double', 'source': 'varchar',
-        'source_file': 'varchar'}) }}
+    select * from {{ lake_source('metrics') }}
 ),
 
 renamed as (
     select
         ---------- ids
-        cast(run_id as varchar) as run_id,
+        cast(run_id as string) as run_id,
         cast(step as bigint) as step,
         key as metric,
 
@@ -29,20 +26,21 @@ renamed as (
         ---------- timestamps
         {# ingest keeps wall times within 1970..2200; the guard keeps any other lake sound #}
         case
-            when wall_time between 0 and 7258118400 then cast(to_timestamp(wall_time) as timestamp)
+            when wall_time between 0 and 7258118400
+                then {{ epoch_timestamp('wall_time') }}
         end as wall_time,
         {{ lake_time('ingested_at') }} as ingested_at,
-        count(distinct ingested_at) over (partition by run_id) as run_parts
+        {{ count_distinct_over('ingested_at', ['run_id']) }} as run_parts
 
     from source
 ),
 
 newest as (
-    select *
-    from renamed
-    qualify row_number() over (
-        partition by run_id, step, metric order by ingested_at desc
-    ) = 1
+    {{ newest_rows(
+        'renamed',
+        partition_by=['run_id', 'step', 'metric'],
+        newest_by=['ingested_at'],
+    ) }}
 )
 
 select * from newest

@@ -6,10 +6,7 @@
 with
 
 source as (
-    select * from {{ lake_source('_rejects', {
-        'run_id': 'varchar', 'ingested_at': 'varchar', 'table_name': 'varchar',
-        'source_file': 'varchar', 'source_line': 'bigint', 'reason': 'varchar',
-        'raw': 'varchar'}) }}
+    select * from {{ lake_source('_rejects') }}
 ),
 
 renamed as (

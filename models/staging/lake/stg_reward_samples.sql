@@ -5,16 +5,13 @@
 with
 
 source as (
-    select * from {{ lake_source('reward_samples', {
-        'run_id': 'varchar', 'ingested_at': 'varchar', 'step': 'bigint',
-        'reward_function': 'varchar', 'sample_idx': 'bigint', 'reward': 'double',
-        'source': 'varchar', 'source_file': 'varchar'}) }}
+    select * from {{ lake_source('reward_samples') }}
 ),
 
 renamed as (
     select
         ---------- ids
-        cast(run_id as varchar) as run_id,
+        cast(run_id as string) as run_id,
         cast(step as bigint) as step,
         reward_function,
         cast(sample_idx as bigint) as sample_idx,
@@ -33,11 +30,11 @@ renamed as (
 ),
 
 newest as (
-    select *
-    from renamed
-    qualify dense_rank() over (
-        partition by run_id, step, reward_function order by ingested_at desc
-    ) = 1
+    {{ newest_rows(
+        'renamed',
+        partition_by=['run_id', 'step', 'reward_function'],
+        newest_by=['ingested_at'], keep_ties=true,
+    ) }}
 )
 
 select * from newest

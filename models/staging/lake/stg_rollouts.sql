@@ -3,28 +3,15 @@
 with
 
 source as (
-    select * from {{ lake_source('rollouts', {
-        'run_id': 'varchar', 'ingested_at': 'varchar', 'iteration': 'bigint',
-        'prompt_hash': 'varchar', 'sample_idx': 'bigint', 'data_idx': 'bigint',
-        'prompt': 'varchar', 'response': 'varchar', 'score': 'double', 'v_i': 'double',
-        's_i': 'double', 'alpha_threshold': 'double', 'reward_case': 'varchar',
-        'prompt_strict_acc': 'double', 'inst_strict_acc': 'double',
-        'num_instructions': 'bigint', 'num_followed': 'bigint', 'format_score': 'double',
-        'instruction_ids': 'varchar[]', 'instruction_followed': 'boolean[]',
-        'instruction_kwargs': 'varchar', 'ground_truth': 'varchar',
-        'rewards': 'map(varchar, double)', 'extra': 'varchar', 'source_file': 'varchar',
-        'source_line': 'bigint', 'response_chars': 'bigint', 'group_id': 'varchar'}) }}
-    {# Parts landed before group_id existed read it as null; this empty relation
-       gives the column when no part has it yet. #}
-    union all by name
-    select cast(null as varchar) as group_id
-    where false
+    {# Parts landed before group_id existed read it as null (lake_source
+       gives every declared column). #}
+    select * from {{ lake_source('rollouts') }}
 ),
 
 renamed as (
     select
         ---------- ids
-        cast(run_id as varchar) as run_id,
+        cast(run_id as string) as run_id,
         cast(iteration as bigint) as iteration,
         prompt_hash,
         cast(sample_idx as bigint) as sample_idx,
@@ -36,9 +23,9 @@ renamed as (
         response,
         reward_case,
         instruction_ids,
-        cast(instruction_kwargs as json) as instruction_kwargs,
-        cast(ground_truth as json) as ground_truth,
-        cast(extra as json) as extra,
+        {{ as_json('instruction_kwargs') }} as instruction_kwargs,
+        {{ as_json('ground_truth') }} as ground_truth,
+        {{ as_json('extra') }} as extra,
         source_file,
 
         ---------- numerics

@@ -2,18 +2,13 @@
 with
 
 source as (
-    select * from {{ lake_source('runs', {
-        'run_id': 'varchar', 'ingested_at': 'varchar', 'source': 'varchar',
-        'project': 'varchar', 'entity': 'varchar', 'name': 'varchar', 'state': 'varchar',
-        'tags': 'varchar[]', 'created_at': 'timestamp', 'config': 'varchar',
-        'summary': 'varchar', 'artifacts': 'varchar', 'source_file': 'varchar',
-        'record_hash': 'varchar'}) }}
+    select * from {{ lake_source('runs') }}
 ),
 
 renamed as (
     select
         ---------- ids
-        cast(run_id as varchar) as run_id,
+        cast(run_id as string) as run_id,
         record_hash,
 
         ---------- strings
@@ -23,9 +18,9 @@ renamed as (
         name,
         state,
         tags,
-        cast(config as json) as config,
-        cast(summary as json) as summary,
-        cast(artifacts as json) as artifacts,
+        {{ as_json('config') }} as config,
+        {{ as_json('summary') }} as summary,
+        {{ as_json('artifacts') }} as artifacts,
         source_file,
 
         ---------- timestamps

@@ -4,21 +4,13 @@
 with
 
 source as (
-    select * from {{ lake_source('step_groups', {
-        'run_id': 'varchar', 'ingested_at': 'varchar', 'step': 'bigint',
-        'max_steps': 'bigint', 'groups_total': 'bigint', 'groups_kept': 'bigint',
-        'groups_filtered': 'bigint', 'rollouts': 'bigint', 'finished_early': 'bigint',
-        'rollout_time_s': 'double', 'training_time_s': 'double', 'total_tokens': 'bigint',
-        'trainable_tokens': 'bigint', 'grad_norm': 'double', 'total_loss': 'double',
-        'rollouts_per_query': 'bigint', 'queries': 'bigint', 'all_filtered': 'boolean',
-        'source': 'varchar', 'source_file': 'varchar', 'source_line': 'bigint',
-        'record_hash': 'varchar'}) }}
+    select * from {{ lake_source('step_groups') }}
 ),
 
 renamed as (
     select
         ---------- ids
-        cast(run_id as varchar) as run_id,
+        cast(run_id as string) as run_id,
         cast(step as bigint) as step,
         record_hash,
 
@@ -53,11 +45,11 @@ renamed as (
 ),
 
 newest as (
-    select *
-    from renamed
-    qualify row_number() over (
-        partition by run_id, step, source order by ingested_at desc, source_file desc
-    ) = 1
+    {{ newest_rows(
+        'renamed',
+        partition_by=['run_id', 'step', 'source'],
+        newest_by=['ingested_at', 'source_file'],
+    ) }}
 )
 
 select * from newest

@@ -5,17 +5,13 @@
 with
 
 source as (
-    select * from {{ lake_source('turn_advantages', {
-        'run_id': 'varchar', 'ingested_at': 'varchar', 'step': 'bigint',
-        'group_id': 'varchar', 'groups_in_step': 'bigint', 'sample_idx': 'bigint',
-        'turn': 'bigint', 'advantage': 'double', 'source': 'varchar',
-        'source_file': 'varchar', 'source_line': 'bigint', 'record_hash': 'varchar'}) }}
+    select * from {{ lake_source('turn_advantages') }}
 ),
 
 renamed as (
     select
         ---------- ids
-        cast(run_id as varchar) as run_id,
+        cast(run_id as string) as run_id,
         cast(step as bigint) as step,
         group_id,
         cast(sample_idx as bigint) as sample_idx,
@@ -38,12 +34,11 @@ renamed as (
 ),
 
 newest as (
-    select *
-    from renamed
-    qualify dense_rank() over (
-        partition by run_id, step, group_id, source
-        order by ingested_at desc, source_file desc, record_hash desc
-    ) = 1
+    {{ newest_rows(
+        'renamed',
+        partition_by=['run_id', 'step', 'group_id', 'source'],
+        newest_by=['ingested_at', 'source_file', 'record_hash'], keep_ties=true,
+    ) }}
 )
 
 select * from newest

@@ -1,0 +1,14 @@
+{% macro epoch_timestamp(seconds) %}
+{#- The UTC time `seconds` (a double) after the Unix epoch, as a timestamp
+    without time zone. -#}
+    {{ return(adapter.dispatch('epoch_timestamp', 'obs')(seconds)) }}
+{% endmacro %}
+
+{#- Spark: microseconds, as DuckDB's to_timestamp keeps them. -#}
+{% macro default__epoch_timestamp(seconds) %}
+    cast(timestamp_micros(cast(round({{ seconds }} * 1000000) as bigint)) as timestamp_ntz)
+{% endmacro %}
+
+{% macro duckdb__epoch_timestamp(seconds) %}
+    cast(to_timestamp({{ seconds }}) as timestamp)
+{% endmacro %}

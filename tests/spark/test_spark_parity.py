@@ -1,0 +1,152 @@
+"""The dbt project on Spark builds the marts DuckDB builds, row for row.
+
+One lake, two targets: ``obs build`` on DuckDB (obs's executor) and ``obs
+build --target spark`` (dbt-spark on a local session, in this process). The
+lake grows the ways a run grows (``tests.integration.growing_run``: a new
+iteration, a grown dump, a new run, tracker histories, a reward monitor, an
+agent's logs); after the cold build and after the incremental one, every
+model built on Spark (the ported ones: the others are disabled there) holds
+the rows of the DuckDB model of the same name: sorted rows, the same
+columns, doubles within 1e-9 relative. One Spark session for the module.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from collections.abc import Iterator
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from obs.runner.build import build
+from obs.runner.dbt import Dbt
+from obs.runner.spark import missing_for_spark
+
+from tests.integration.growing_run import GrowingRun, land_first, land_more
+from tests.unit.test_portable_sql import NOT_PORTED, _models
+
+pytestmark = [pytest.mark.spark, pytest.mark.integration]
+
+RELATIVE = 1e-9
+
+if missing_for_spark():
+    pytest.skip(str(missing_for_spark()), allow_module_level=True)
+
+
+def _value(value: Any) -> Any:
+    """A value as both engines' Python rows can be compared: numbers as floats (a
+    count may come back as int on one side and a whole float on the other), lists
+    and maps element by element, NaN as itself."""
+    if isinstance(value, bool) or value is None or isinstance(value, str | datetime):
+        return value
+    if isinstance(value, int | float | Decimal):
+        return float(value)
+    if isinstance(value, dict):
+        return {key: _value(item) for key, item in sorted(value.items())}
+    if isinstance(value, list | tuple):
+        return [_value(item) for item in value]
+    if hasattr(value, "asDict"):  # a Spark struct
+        return _value(value.asDict())
+    return value
+
+
+def _sort_key(row: tuple) -> tuple:
+    return tuple((value is None, repr(value)) for value in row)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        return a == b or abs(a - b) <= RELATIVE * max(abs(a), abs(b))
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return a == b
+
+
+def _rounded(row: tuple) -> tuple:
+    """A row with its floats at 9 significant digits: the order rows sort in, so two
+    rows equal within the tolerance meet."""
+    return tuple(float(f"{v:.9g}") if isinstance(v, float) and math.isfinite(v) else v for v in row)
+
+
+def _differences(warehouse: Path, spark: Any) -> dict[str, str]:
+    """Per model built on Spark whose rows differ from DuckDB's, how."""
+    found: dict[str, str] = {}
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        listed = spark.sql("show tables in obs").collect()
+        names = [row.tableName for row in listed if not row.isTemporary]
+        # every ported model was built, and is compared
+        assert sorted(names) == sorted(set(_models()) - NOT_PORTED)
+        for name in sorted(names):
+            theirs = spark.sql(f"select * from obs.{name}")
+            columns = theirs.columns
+            cursor = con.execute(f"select * from {name}")
+            ours_columns = [column[0] for column in cursor.description or []]
+            if sorted(ours_columns) != sorted(columns):
+                found[name] = f"columns: duckdb {ours_columns}, spark {columns}"
+                continue
+            ours = [tuple(_value(v) for v in row) for row in cursor.fetchall()]
+            picked = ", ".join(f"`{c}`" for c in ours_columns)
+            spark_rows = spark.sql(f"select {picked} from obs.{name}").collect()
+            spark_values = [tuple(_value(v) for v in row) for row in spark_rows]
+            ours.sort(key=lambda row: _sort_key(_rounded(row)))
+            spark_values.sort(key=lambda row: _sort_key(_rounded(row)))
+            if len(ours) != len(spark_values):
+                found[name] = f"{len(ours)} rows on duckdb, {len(spark_values)} on spark"
+                continue
+            for a, b in zip(ours, spark_values, strict=True):
+                if not _same(list(a), list(b)):
+                    diff = [
+                        f"{c}: {x!r} != {y!r}"
+                        for c, x, y in zip(ours_columns, a, b, strict=True)
+                        if not _same(x, y)
+                    ]
+                    found[name] = "; ".join(diff[:4])
+                    break
+    finally:
+        con.close()
+    return found
+
+
+@pytest.fixture(scope="module")
+def grown(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GrowingRun]:
+    tmp_path = tmp_path_factory.mktemp("spark-parity")
+    lake, warehouse = tmp_path / "lake", tmp_path / "warehouse" / "obs.duckdb"
+    run = land_first(tmp_path, ["--lake", lake, "--warehouse", warehouse])
+    yield run
+    shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def _build_both(run: GrowingRun) -> tuple[Path, Any]:
+    lake = run.tmp_path / "lake"
+    warehouse = run.tmp_path / "warehouse" / "obs.duckdb"
+    assert build(Dbt(warehouse, lake)).engine == "obs"
+    done = build(Dbt(warehouse, lake, target="spark"), dbt_log=False)
+    assert done.engine == "dbt" and done.models > 0
+    from pyspark.sql import SparkSession
+
+    return warehouse, SparkSession.builder.getOrCreate()
+
+
+def test_spark_builds_the_duckdb_marts_cold_and_incrementally(grown: GrowingRun) -> None:
+    warehouse, spark = _build_both(grown)
+    assert _differences(warehouse, spark) == {}
+    # fct_prompt_iteration holds the rows, so the comparison compared something
+    assert spark.sql("select count(*) from obs.fct_prompt_iteration").collect()[0][0] > 50
+
+    land_more(grown)
+    warehouse, spark = _build_both(grown)
+    assert _differences(warehouse, spark) == {}
+    runs = {
+        row[0]
+        for row in spark.sql("select distinct run_id from obs.fct_iteration_summary").collect()
+    }
+    assert {"a", "b"} <= runs
