@@ -12,7 +12,7 @@ source as (
 renamed as (
     select
         ---------- ids
-        cast(run_id as varchar) as run_id,
+        cast(run_id as string) as run_id,
 
         ---------- strings
         table_name,
