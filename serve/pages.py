@@ -129,6 +129,10 @@ def _trajectory(iterations: list[dict[str, Any]]) -> go.Figure:
             "autorange": False,
             "fixedrange": True,
             "showgrid": False,
+            # its own ticks (Plotly would otherwise place them at the score axis' gridlines)
+            "tickmode": "array",
+            "tickvals": [0, 0.25, 0.5, 0.75, 1],
+            "tickformat": ".2f",
         },
         legend={"orientation": "h"},
         margin={"t": 50, "l": 50, "r": 50, "b": 40},

@@ -652,6 +652,7 @@ def test_prompt_chart_holds_strict_accuracy_to_0_1(demo: dict[str, Path]) -> Non
         )
         axis = figure["layout"]["yaxis2"]
         assert (axis["range"], axis["autorange"], axis["fixedrange"]) == ([0, 1], False, True)
+        assert axis["tickvals"] == [0, 0.25, 0.5, 0.75, 1]  # a share's ticks, not the score's
         # iterations are whole numbers: a tick at each, never at 1.5
         iterations = figure["layout"]["xaxis"]
         assert iterations["tickformat"] == "d"
