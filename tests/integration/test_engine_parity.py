@@ -13,9 +13,7 @@ both builds fail with the same lines.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import pytest
@@ -25,6 +23,7 @@ from obs.runner.dbt import Dbt
 
 from tests.conftest import run_cli
 from tests.integration.growing_run import land_first, land_more
+from tests.integration.warehouses import differences, within
 
 pytestmark = pytest.mark.integration
 
@@ -49,59 +48,6 @@ def _obs_build(lake: Path, warehouse: Path) -> tuple[int, list[str]]:
     return done.models, []
 
 
-def _relations(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
-    rows = con.execute(
-        "select table_name, 'table' from duckdb_tables() where schema_name = 'main' "
-        "union all select view_name, 'view' from duckdb_views() "
-        "where schema_name = 'main' and not internal"
-    ).fetchall()
-    return dict(rows)
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, float) and isinstance(b, float):
-        if math.isnan(a) or math.isnan(b):
-            return math.isnan(a) and math.isnan(b)
-        return a == b or abs(a - b) <= TOLERANCE * max(1.0, abs(a), abs(b))
-    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    return a == b
-
-
-def _differences(dbt_warehouse: Path, obs_warehouse: Path) -> dict[str, str]:
-    """Per relation that differs, how."""
-    a = duckdb.connect(str(dbt_warehouse), read_only=True)
-    b = duckdb.connect(str(obs_warehouse), read_only=True)
-    found: dict[str, str] = {}
-    try:
-        relations_a, relations_b = _relations(a), _relations(b)
-        if relations_a != relations_b:
-            found["(relations)"] = f"{sorted(set(relations_a) ^ set(relations_b))}"
-        for name in sorted(set(relations_a) & set(relations_b)):
-            columns_a = a.execute(f'describe "{name}"').fetchall()
-            columns_b = b.execute(f'describe "{name}"').fetchall()
-            if [c[:2] for c in columns_a] != [c[:2] for c in columns_b]:
-                found[name] = f"columns {columns_a} != {columns_b}"
-                continue
-            query = f'select * from "{name}" order by all'
-            rows_a, rows_b = a.execute(query).fetchall(), b.execute(query).fetchall()
-            if len(rows_a) != len(rows_b):
-                found[name] = f"{len(rows_a)} rows != {len(rows_b)}"
-                continue
-            unequal = [
-                i for i, (x, y) in enumerate(zip(rows_a, rows_b, strict=True)) if not _same(x, y)
-            ]
-            if unequal:
-                i = unequal[0]
-                found[name] = f"{len(unequal)} rows differ, first {rows_a[i]} != {rows_b[i]}"
-    finally:
-        a.close()
-        b.close()
-    return found
-
-
 def _row_counts(warehouse: Path, tables: list[str]) -> dict[str, int]:
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
@@ -120,7 +66,7 @@ def test_executor_builds_what_dbt_builds(tmp_path: Path) -> None:
     assert _dbt_build(lake, with_dbt) == []
     ran, failures = _obs_build(lake, with_obs)
     assert failures == [] and ran > 60
-    assert _differences(with_dbt, with_obs) == {}
+    assert differences(with_dbt, with_obs, within(TOLERANCE)) == {}
 
     # ---------- the run goes on: a grown dump, a new iteration, a new run,
     # a grown and a new tracker history, more monitor steps, an agent's step
@@ -130,7 +76,7 @@ def test_executor_builds_what_dbt_builds(tmp_path: Path) -> None:
     assert _dbt_build(lake, with_dbt) == []
     ran, failures = _obs_build(lake, with_obs)
     assert failures == [] and ran > 0
-    assert _differences(with_dbt, with_obs) == {}
+    assert differences(with_dbt, with_obs, within(TOLERANCE)) == {}
     counted = _row_counts(with_obs, ["fct_prompt_iteration", "fct_metric_history", "dim_runs"])
     assert counted["fct_prompt_iteration"] > 0 and counted["dim_runs"] >= 4
 

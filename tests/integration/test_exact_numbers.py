@@ -13,7 +13,6 @@ sorted by all columns.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,6 +26,7 @@ from obs.runner.dbt import Dbt
 
 from tests.conftest import run_cli
 from tests.integration.growing_run import land_first, land_more
+from tests.integration.warehouses import bit_for_bit, differences, relations
 
 pytestmark = pytest.mark.integration
 
@@ -54,67 +54,11 @@ def _obs_build(lake: Path, warehouse: Path, *args: str) -> None:
     assert done.engine == "obs", "obs build fell back to dbt"
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Equal, floats bit for bit (NaN equal to NaN)."""
-    if isinstance(a, float) and isinstance(b, float):
-        if math.isnan(a) or math.isnan(b):
-            return math.isnan(a) and math.isnan(b)
-        return a.hex() == b.hex()
-    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    return type(a) is type(b) and a == b
-
-
-def _relations(con: duckdb.DuckDBPyConnection) -> list[str]:
-    rows = con.execute(
-        "select table_name from duckdb_tables() where schema_name = 'main' "
-        "union all select view_name from duckdb_views() "
-        "where schema_name = 'main' and not internal order by 1"
-    ).fetchall()
-    return [name for (name,) in rows]
-
-
-def _differences(one: Path, other: Path) -> dict[str, str]:
-    """Per relation that differs, how: the columns whose values differ, and a row."""
-    a = duckdb.connect(str(one), read_only=True)
-    b = duckdb.connect(str(other), read_only=True)
-    found: dict[str, str] = {}
-    try:
-        relations_a, relations_b = _relations(a), _relations(b)
-        if relations_a != relations_b:
-            found["(relations)"] = f"{sorted(set(relations_a) ^ set(relations_b))}"
-        for name in sorted(set(relations_a) & set(relations_b)):
-            columns_a = a.execute(f'describe "{name}"').fetchall()
-            columns_b = b.execute(f'describe "{name}"').fetchall()
-            if [c[:2] for c in columns_a] != [c[:2] for c in columns_b]:
-                found[name] = f"columns {columns_a} != {columns_b}"
-                continue
-            query = f'select * from "{name}" order by all'
-            rows_a, rows_b = a.execute(query).fetchall(), b.execute(query).fetchall()
-            if len(rows_a) != len(rows_b):
-                found[name] = f"{len(rows_a)} rows != {len(rows_b)}"
-                continue
-            columns = [c[0] for c in columns_a]
-            pairs = list(zip(rows_a, rows_b, strict=True))
-            unequal = {
-                columns[j] for x, y in pairs for j in range(len(columns)) if not _same(x[j], y[j])
-            }
-            if unequal:
-                x, y = next((x, y) for x, y in pairs if not _same(x, y))
-                found[name] = f"{sorted(unequal)} differ, first {x} != {y}"
-    finally:
-        a.close()
-        b.close()
-    return found
-
-
 def _published_rows(warehouse: Path) -> int:
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
         return sum(
-            con.execute(f'select count(*) from "{name}"').fetchone()[0] for name in _relations(con)
+            con.execute(f'select count(*) from "{name}"').fetchone()[0] for name in relations(con)
         )
     finally:
         con.close()
@@ -141,8 +85,8 @@ def test_builds_of_one_lake_agree_bit_for_bit(
     with _threads(monkeypatch, models=2, engine=None):
         _obs_build(lake, cold)
     assert _published_rows(cold) > 10_000
-    assert _differences(cold, grown) == {}
+    assert differences(cold, grown, bit_for_bit) == {}
 
     with _threads(monkeypatch, models=2, engine=2):
         _obs_build(lake, grown, "--full-refresh")
-    assert _differences(cold, grown) == {}
+    assert differences(cold, grown, bit_for_bit) == {}
