@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
+from obs.reports.compare import TRAINING
 from obs.reports.figures.base import whole_ticks
 from obs.reports.page import embed, environment, plotly_script
-from obs.reports.runs import FINDINGS, TRAINING, Analysis, Section, open_runs
+from obs.reports.runs import FINDINGS, Analysis, Section
 from obs.reports.runs_format import number
-from obs.reports.warehouse import rows, table_names
+from obs.reports.warehouse import open_runs, rows, table_names
 
 SEVERITY_COLOURS = {"critical": "rgba(214, 40, 40, 0.16)", "warning": "rgba(245, 159, 0, 0.16)"}
 

@@ -1,4 +1,4 @@
-"""Run histories read back from the marts: ``obs runs``, ``analyze``, ``compare``, ``findings``.
+"""Run histories read back from the marts: ``obs runs``, ``analyze``, ``findings``, ``export run``.
 
 Every number here is computed by a dbt model; this module only selects rows,
 arranges them into the sections of the analyze-experiment workflow and
@@ -9,84 +9,26 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import duckdb
-from obs.reports.errors import ReportError
-from obs.reports.resolve import (
-    WITH_HISTORY,
-    WITH_ROLLOUTS,
-    find_run,
-    holdings,
-    notes_for,
-    resolve_run,
+from obs.reports.compare import TRAINING, compare_runs
+from obs.reports.resolve import WITH_HISTORY, holdings, resolve_run
+from obs.reports.warehouse import (
+    finite_values,
+    one_row,
+    open_runs,
+    require_tables,
+    rows,
+    table_names,
 )
-from obs.reports.warehouse import connect, require_tables, rows, table_names
 
-# Training metrics shown in section 2, in this order, and whether lower is better.
-TRAINING = (
-    ("loss", True),
-    ("kl", True),
-    ("reward_mean", False),
-    ("reward_std", None),
-    ("grad_norm", True),
-    ("entropy", None),
-    ("response_length", None),
-    ("clip_ratio", True),
-    ("zero_std_frac", True),
-)
-LOWER_IS_BETTER = {name for name, lower in TRAINING if lower} | {
-    "failed_rollouts",
-    "empty_responses",
-    "partial_responses",
-    "rollout_time_s",
-    "training_time_s",
-    "step_time",
-    "max_total_s",
-    "max_volume_reload_s",
-}
 SEVERITIES = ("info", "warning", "critical")
 # The section of every finding, with its evidence and hypotheses.
 FINDINGS = "Findings and hypotheses"
-
-
-def lower_is_better(metric: str) -> bool:
-    """Loss-like metrics improve downwards: the named ones, and any key naming a loss
-    or an error (``eval_loss``, ``train/loss``, ``val/error_rate``)."""
-    name = metric.lower()
-    return metric in LOWER_IS_BETTER or "loss" in name or "error" in name or "perplexity" in name
-
-
-def _finite(con: duckdb.DuckDBPyConnection, table: str) -> str:
-    """``table`` with NaN and Infinity read as null: sums and means over finite values only
-    (the marts keep what was logged; a summary line must not turn NaN)."""
-    kinds = con.execute(
-        "select column_name, data_type from information_schema.columns where table_name = ? "
-        "order by ordinal_position",
-        [table],
-    ).fetchall()
-    columns = [
-        f'case when isfinite("{n}") then "{n}" end as "{n}"'
-        if k in ("DOUBLE", "FLOAT")
-        else f'"{n}"'
-        for n, k in kinds
-    ]
-    return f"(select {', '.join(columns)} from {table})"
-
-
-def open_runs(warehouse: Path) -> duckdb.DuckDBPyConnection:
-    """A read-only connection to a warehouse whose run marts are built."""
-    con = connect(warehouse)
-    try:
-        require_tables(con, warehouse, "dim_runs", "fct_metric_summary")
-    except ReportError:
-        con.close()
-        raise
-    return con
 
 
 def known_names(warehouse: Path, names: list[str]) -> tuple[set[str], set[str]]:
@@ -302,13 +244,6 @@ def _training(con: duckdb.DuckDBPyConnection, run_id: str) -> Section:
     return Section(2, "Training metrics", data, "" if data else "no loss, KL or reward logged")
 
 
-def _one(
-    con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | dict[str, Any]
-) -> dict[str, Any] | None:
-    found = rows(con, sql, params)
-    return found[0] if found else None
-
-
 @dataclass(frozen=True)
 class _Summary:
     """A section that sums one per-step mart over the run (finite values only)."""
@@ -378,9 +313,10 @@ def _summary(
 ) -> Section:
     if spec.mart not in present:
         return Section(spec.number, spec.title, None, f"{spec.mart} is not built")
-    row = _one(
+    row = one_row(
         con,
-        f"select {spec.select} from {_finite(con, spec.mart)} where run_id = ? and {spec.where}",
+        f"select {spec.select} from {finite_values(con, spec.mart)} "
+        f"where run_id = ? and {spec.where}",
         [run_id],
     )
     if not row or not next(iter(row.values())):
@@ -391,7 +327,7 @@ def _summary(
 def _cache(con: duckdb.DuckDBPyConnection, run_id: str, present: set[str]) -> Section:
     if "fct_cache_stats" not in present:
         return Section(6, "Prefix cache", None, "fct_cache_stats is not built")
-    row = _one(con, "select * from fct_cache_stats where run_id = ?", [run_id])
+    row = one_row(con, "select * from fct_cache_stats where run_id = ?", [run_id])
     if not row:
         return Section(6, "Prefix cache", None, "no cache metrics logged")
     row.pop("run_id", None)
@@ -525,230 +461,6 @@ def load_findings(
         return load_findings_from(con, run_id, severity)
     finally:
         con.close()
-
-
-# --------------------------------------------------------------------------- compare
-
-
-def compare(
-    warehouse: Path,
-    runs: list[str],
-    metrics: list[str] | None = None,
-    targets: dict[str, float] | None = None,
-) -> dict[str, Any]:
-    """Compare runs, in the order given: their metrics and config (tracker histories)
-    and their prompts (rollouts).
-
-    Any run the warehouse has takes part. ``notes``: a line per set of runs that lack
-    what another compared run has (a tracker history, rollouts), saying what they hold
-    and what would land the rest.
-    """
-    con = open_runs(warehouse)
-    try:
-        found = holdings(con)
-        ids = [find_run(con, warehouse, r, found, by_name="strict") for r in runs]
-        if len(set(ids)) < 2:
-            raise ReportError("compare needs at least two different runs")
-        result = compare_runs(con, ids, metrics, targets or {})
-    finally:
-        con.close()
-    result["notes"] = [
-        note
-        for kind, shows in (
-            (WITH_HISTORY, "compare training metrics and config"),
-            (WITH_ROLLOUTS, "compare prompts"),
-        )
-        if any(kind in found[run] for run in ids)
-        for note in notes_for(found, ids, kind, shows)
-    ]
-    return result
-
-
-def _metric_rows(con: duckdb.DuckDBPyConnection, run_id: str, metric: str) -> dict[str, Any] | None:
-    """The summary of ``metric`` (a canonical name or a key as logged) in a run."""
-    return _one(
-        con,
-        "select * from fct_metric_summary where run_id = ? and (canonical_metric = ? or "
-        "metric = ?) order by canonical_metric = ? desc limit 1",
-        [run_id, metric, metric, metric],
-    )
-
-
-def _reach(
-    con: duckdb.DuckDBPyConnection, run_id: str, key: str, target: float, lower: bool
-) -> dict[str, Any]:
-    op = "<=" if lower else ">="
-    row = _one(
-        con,
-        f"select min(step) as step, min(wall_time) filter (where step = (select min(step) from "
-        f"fct_metric_history where run_id = $run and metric = $key and isfinite(value) and "
-        f"value {op} $target)) as wall_time from fct_metric_history where run_id = $run and "
-        f"metric = $key and isfinite(value) and value {op} $target",
-        {"run": run_id, "key": key, "target": target},
-    )
-    started = _one(
-        con,
-        "select min(wall_time) as start from fct_metric_history where run_id = ?",
-        [run_id],
-    )
-    step = row["step"] if row else None
-    seconds = None
-    if row and row["wall_time"] is not None and started and started["start"] is not None:
-        seconds = (row["wall_time"] - started["start"]).total_seconds()
-    return {"step": step, "seconds": seconds}
-
-
-def compare_runs(
-    con: duckdb.DuckDBPyConnection,
-    ids: list[str],
-    metrics: list[str] | None,
-    targets: dict[str, float],
-) -> dict[str, Any]:
-    names = metrics or ["loss", "reward_mean", "elo"]
-    names = list(dict.fromkeys([*names, *targets]))
-    out: dict[str, Any] = {"runs": [], "metrics": [], "config_differences": []}
-    for run_id in ids:
-        found = rows(
-            con,
-            "select run_id, name, state, steps, last_step from dim_runs where run_id = ?",
-            [run_id],
-        )
-        no_history = {"name": run_id, "state": None, "steps": 0, "last_step": None}
-        out["runs"].append(found[0] if found else {"run_id": run_id, **no_history})
-    for metric in names:
-        rows_found = {run_id: _metric_rows(con, run_id, metric) for run_id in ids}
-        # Better is judged by what the metric is (train/loss is a loss), not how it was typed.
-        canonical = next(
-            (r["canonical_metric"] for r in rows_found.values() if r and r["canonical_metric"]),
-            metric,
-        )
-        lower = lower_is_better(canonical) or lower_is_better(metric)
-        entry: dict[str, Any] = {"metric": metric, "lower_is_better": lower, "values": []}
-        for run_id in ids:
-            row = rows_found[run_id]
-            value: dict[str, Any] = {"run_id": run_id}
-            if row is not None:
-                value.update(
-                    key=row["metric"],
-                    final=row["last"],
-                    best=row["min"] if lower else row["max"],
-                    steps_to_90pct=row["steps_to_90pct"],
-                )
-                if metric in targets:
-                    value["target"] = targets[metric]
-                    value["reached"] = _reach(con, run_id, row["metric"], targets[metric], lower)
-            entry["values"].append(value)
-        if any(len(v) > 1 for v in entry["values"]):
-            out["metrics"].append(entry)
-    present = table_names(con)
-    if "fct_run_throughput" in present:
-        out["throughput"] = rows(
-            con,
-            "select run_id, sum(trajectories) filter (where rollout_time_s is not null) "
-            "/ nullif(sum(rollout_time_s) filter (where trajectories is not null), 0) as "
-            "trajectories_per_second, sum(training_time_s) as training_time_s from "
-            f"{_finite(con, 'fct_run_throughput')} where run_id in ({', '.join('?' for _ in ids)}) "
-            "group by run_id "
-            "order by run_id",
-            ids,
-        )
-    out["config_differences"] = _config_diff(con, ids)
-    out["prompt_diff"] = _prompt_diff(con, ids, present)
-    return out
-
-
-def _config_diff(con: duckdb.DuckDBPyConnection, ids: list[str]) -> list[dict[str, Any]]:
-    """The config keys whose values differ between ``ids``, as people read them.
-
-    A key is shown without the quotes the flattening puts around a name holding a dot
-    (``actor.optim.lr``, not ``"actor.optim.lr"``) unless another key of the diff then
-    reads the same; a number is shown one way whatever way its tracker wrote it (1e-06
-    and 0.000001 are both ``1e-06``).
-    """
-    marks = ", ".join("?" for _ in ids)
-    found = rows(
-        con,
-        f"select key, run_id, value from fct_run_config where run_id in ({marks}) "
-        "order by key, run_id",
-        ids,
-    )
-    by_key: dict[str, dict[str, Any]] = {}
-    for row in found:
-        by_key.setdefault(row["key"], {})[row["run_id"]] = row["value"]
-    differing = [
-        (key, [values.get(r) for r in ids])
-        for key, values in by_key.items()
-        if len({_as_number(values.get(r)) for r in ids}) > 1  # 7 and 7.0 are one value
-    ]
-    plain = [key.replace('"', "") for key, _ in differing]
-    return [
-        {
-            "key": name if plain.count(name) == 1 else key,
-            "values": dict(zip(ids, map(_config_value, shown), strict=True)),
-        }
-        for (key, shown), name in zip(differing, plain, strict=True)
-    ]
-
-
-NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
-
-
-def _config_value(value: Any) -> Any:
-    """A config value as text, a number in one form: an integer as written, any other
-    number as Python writes the float (the shortest text that reads back the same)."""
-    if not isinstance(value, str) or not NUMBER.fullmatch(value.strip()):
-        return value
-    text = value.strip()
-    if re.fullmatch(r"[-+]?\d+", text):
-        return str(int(text))
-    return repr(float(text))
-
-
-def _as_number(value: Any) -> Any:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return value
-
-
-def _prompt_diff(
-    con: duckdb.DuckDBPyConnection, ids: list[str], present: set[str]
-) -> list[dict[str, Any]]:
-    """Each pair of runs that trained on the same prompts, in the order the runs were given
-    (the mart holds each pair once, its runs sorted: a pair given the other way round reads
-    its columns the other way round)."""
-    if "fct_prompt_run_diff" not in present:
-        return []
-    out = []
-    for i, a in enumerate(ids):
-        for b in ids[i + 1 :]:
-            first, second = sorted([a, b])
-            row = _one(
-                con,
-                "select count(*) as shared_prompts, "
-                "count(*) filter (where learned_only_in_a) as learned_only_in_a, "
-                "count(*) filter (where learned_only_in_b) as learned_only_in_b, "
-                "count(*) filter (where forgotten_only_in_a) as forgotten_only_in_a, "
-                "count(*) filter (where forgotten_only_in_b) as forgotten_only_in_b, "
-                "avg(final_score_delta) as mean_final_score_delta "
-                "from fct_prompt_run_diff where run_a = ? and run_b = ?",
-                [first, second],
-            )
-            if not row or not row["shared_prompts"]:
-                continue
-            if first != a:
-                row = {
-                    "shared_prompts": row["shared_prompts"],
-                    "learned_only_in_a": row["learned_only_in_b"],
-                    "learned_only_in_b": row["learned_only_in_a"],
-                    "forgotten_only_in_a": row["forgotten_only_in_b"],
-                    "forgotten_only_in_b": row["forgotten_only_in_a"],
-                    "mean_final_score_delta": None
-                    if row["mean_final_score_delta"] is None
-                    else -row["mean_final_score_delta"],
-                }
-            out.append({"run_a": a, "run_b": b, **row})
-    return out
 
 
 # --------------------------------------------------------------------------- export run

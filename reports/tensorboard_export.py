@@ -50,8 +50,7 @@ from obs.monitor.format import (
 )
 from obs.reports.errors import ReportError
 from obs.reports.resolve import WITH_HISTORY, resolve_run
-from obs.reports.runs import open_runs
-from obs.reports.warehouse import require_tables, rows
+from obs.reports.warehouse import open_runs, require_tables, rows
 
 MISSING_WRITER = "obs export tensorboard needs tensorboardX: pip install tensorboardX"
 EVENT_PREFIX = "events.out.tfevents."

@@ -72,3 +72,39 @@ def unknown_run(
     """
     message = f"{warehouse}: no run '{run}' ({what}: {run_list(known)})"
     return ReportError(f"{message}; {hint}" if hint else message)
+
+
+def one_row(
+    con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | dict[str, Any]
+) -> dict[str, Any] | None:
+    """The first row of ``sql``'s result as a dict, or None when it has none."""
+    found = rows(con, sql, params)
+    return found[0] if found else None
+
+
+def finite_values(con: duckdb.DuckDBPyConnection, table: str) -> str:
+    """``table`` with NaN and Infinity read as null: sums and means over finite values only
+    (the marts keep what was logged; a summary line must not turn NaN)."""
+    kinds = con.execute(
+        "select column_name, data_type from information_schema.columns where table_name = ? "
+        "order by ordinal_position",
+        [table],
+    ).fetchall()
+    columns = [
+        f'case when isfinite("{n}") then "{n}" end as "{n}"'
+        if k in ("DOUBLE", "FLOAT")
+        else f'"{n}"'
+        for n, k in kinds
+    ]
+    return f"(select {', '.join(columns)} from {table})"
+
+
+def open_runs(warehouse: Path) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to a warehouse whose run marts are built."""
+    con = connect(warehouse)
+    try:
+        require_tables(con, warehouse, "dim_runs", "fct_metric_summary")
+    except ReportError:
+        con.close()
+        raise
+    return con

@@ -316,8 +316,8 @@ class Server:
         return self.read(request, draw)
 
     def _compare_text(self, chosen: list[str]) -> tuple[str, str]:
+        from obs.reports.compare import compare
         from obs.reports.errors import ReportError
-        from obs.reports.runs import compare
         from obs.reports.runs_format import compare_text
 
         try:

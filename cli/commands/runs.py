@@ -163,7 +163,7 @@ def compare(
       obs compare run-a run-b --metrics loss reward_mean elo
       obs compare run-a run-b run-c --target reward_mean=0.5 --format json
     """
-    from obs.reports.runs import compare as load
+    from obs.reports.compare import compare as load
     from obs.reports.runs import known_names
     from obs.reports.runs_format import compare_text, to_json
 
