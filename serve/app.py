@@ -42,6 +42,14 @@ from obs.serve import dashboards, pages
 from obs.serve.access import Access
 from obs.serve.errors import ServeError
 from obs.serve.following import Following
+from obs.serve.plotly_bundle import (
+    CARTESIAN,
+    CARTESIAN_TRACES,
+    FULL,
+    bundle_for,
+    static_bytes,
+    trace_types,
+)
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -66,6 +74,9 @@ SECURITY_HEADERS = {
     "Cache-Control": "no-store",
 }
 STATIC_TYPES = {".js": "text/javascript", ".css": "text/css"}
+# The Plotly script tag of a page with charts (templates/_plotly.html), which a page
+# drawing only cartesian traces swaps for the partial bundle's.
+PLOTLY_TAG = f'<script src="/static/{FULL}" defer>'
 # Control characters show as their Unicode pictures (U+2400...), tabs and newlines as they are.
 CONTROL_PICTURES = {c: chr(0x2400 + c) for c in range(32) if chr(c) not in "\n\t"} | {
     0x7F: "\u2421"
@@ -138,10 +149,14 @@ def _figure(figure: Any) -> Markup:
     """A chart's block: its figure JSON (never run as script) and a hash of it, so a
     live page redraws it only when it changed. ``figure``: a figure, or its JSON
     as ``embed`` wrote it."""
-    content = figure if isinstance(figure, Markup) else embed(figure)
+    if isinstance(figure, Markup):
+        content, traces = figure, trace_types(json.loads(str(figure)))
+    else:
+        content, traces = embed(figure), sorted({str(trace.type) for trace in figure.data})
     digest = hashlib.sha1(str(content).encode()).hexdigest()[:16]
+    # the trace types tell the page which Plotly bundle draws it (obs.serve.plotly_bundle)
     return Markup(
-        f'<div class="plot" data-figure-hash="{digest}"></div>'
+        f'<div class="plot" data-figure-hash="{digest}" data-traces="{",".join(traces)}"></div>'
         f'<script type="application/json" class="figure">{content}</script>'
     )
 
@@ -196,6 +211,11 @@ class Server:
                 **values,
             )
         )
+        if PLOTLY_TAG in html and bundle_for(html) == CARTESIAN:
+            allowed = ",".join(sorted(CARTESIAN_TRACES))
+            html = html.replace(
+                PLOTLY_TAG, f'<script src="/static/{CARTESIAN}" data-traces="{allowed}" defer>', 1
+            )
         return HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
 
     def not_found(self, request: Request, line: str) -> Response:
@@ -448,9 +468,12 @@ class Server:
 
     def static(self, request: Request) -> Response:
         name = request.path_params["name"]
-        if name == "plotly.min.js":
-            cached = {"Cache-Control": "max-age=86400"}
+        cached = {"Cache-Control": "max-age=86400"}
+        if name == FULL:
             return Response(_plotly_js(), media_type="text/javascript", headers=cached)
+        if name == CARTESIAN:
+            body = static_bytes(CARTESIAN)
+            return Response(body, media_type="text/javascript", headers=cached)
         if name not in {"obs.css", "live.js"}:
             return PlainTextResponse("not found", status_code=404)
         body = resources.files("obs.serve").joinpath("static", name).read_text()

@@ -53,6 +53,18 @@
     }
   }
 
+  // A page drawing only cartesian traces loads Plotly's partial bundle, whose script
+  // tag lists the trace types it has: a chart that comes to need another one (a
+  // table where there was none) reloads the page, which then loads the full bundle.
+  function drawable(plot) {
+    var bundle = document.querySelector("script[data-traces]");
+    if (!bundle || !plot.dataset.traces) { return true; }
+    var allowed = bundle.dataset.traces.split(",");
+    return plot.dataset.traces.split(",").every(function (type) {
+      return type === "" || allowed.indexOf(type) >= 0;
+    });
+  }
+
   function drawAll() {
     document.querySelectorAll("[data-live]").forEach(function (block) {
       if (block.querySelector("script.figure")) { draw(block); }
@@ -67,6 +79,7 @@
       var newPlot = incoming.querySelector(".plot");
       var oldPlot = current.querySelector(".plot");
       if (newPlot && oldPlot) {
+        if (!drawable(newPlot)) { window.location.reload(); return; }
         if (newPlot.dataset.figureHash !== oldPlot.dataset.figureHash) {
           current.querySelector("script.figure").textContent =
             incoming.querySelector("script.figure").textContent;

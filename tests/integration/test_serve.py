@@ -418,6 +418,7 @@ def test_every_dashboard_tab_draws_its_registry_charts(demo: dict[str, Path]) ->
         ("/runs/demo/rewards", registry.REWARDS),
         ("/runs/demo-agent/agent", registry.AGENT),
     ]
+    bundles: dict[tuple[str, str], tuple[str, set[str]]] = {}
     with (
         _server(demo["lake"], demo["warehouse"], demo["root"] / "e.log") as (base, _),
         _browser() as browser,
@@ -434,6 +435,16 @@ def test_every_dashboard_tab_draws_its_registry_charts(demo: dict[str, Path]) ->
                         30,
                         f"{path} {tab} drawn",
                     )
+                    traces = {
+                        kind
+                        for listed in page.locator(".plot").evaluate_all(
+                            "plots => plots.map(p => p.dataset.traces)"
+                        )
+                        for kind in listed.split(",")
+                        if kind
+                    }
+                    script = page.locator("script[src^='/static/plotly']").get_attribute("src")
+                    bundles[path, tab] = (str(script), traces)
                 assert page.locator("nav.tabs a.on").inner_text() == tab
         page.goto(f"{base}/runs/demo/report", wait_until="load")
         assert "Run info" in page.locator("pre.text").inner_text()
@@ -444,6 +455,20 @@ def test_every_dashboard_tab_draws_its_registry_charts(demo: dict[str, Path]) ->
         assert "demo-agent" in page.locator("section[data-live='compare-text'] pre").inner_text()
         page.wait_for_timeout(800)
         assert errors == [] and dialogs == [], errors
+    # Each page loads the smallest Plotly bundle that draws it: the partial (cartesian)
+    # one where every chart is cartesian, the full one where a chart is a table or the
+    # like (and everywhere when the shipped partial bundle is another plotly.js release).
+    from obs.serve.plotly_bundle import CARTESIAN, CARTESIAN_TRACES, FULL, cartesian_usable
+
+    for (path, tab), (script, traces) in bundles.items():
+        wanted = CARTESIAN if cartesian_usable() and traces <= CARTESIAN_TRACES else FULL
+        assert script == f"/static/{wanted}", (path, tab, traces)
+    chosen = {script for script, _ in bundles.values()}
+    assert chosen == (
+        {f"/static/{CARTESIAN}", f"/static/{FULL}"} if cartesian_usable() else {f"/static/{FULL}"}
+    )
+    # the training dashboard's first tab, the one a run's link opens, is cartesian
+    assert bundles["/runs/demo", registry.TRAINING.tabs[0]][1] <= CARTESIAN_TRACES
 
 
 def test_an_event_stream_ends_with_its_page_and_with_the_server(built: dict[str, Path]) -> None:
