@@ -381,8 +381,17 @@ class Server:
             text = pages.full_response(con, run_id, prompt_hash, iteration, sample)
             if text is None:
                 return self.not_found(request, "no such rollout")
+            if request.query_params.get("raw") == "1":
+                # the bytes as the model wrote them, saved rather than laid out (a
+                # browser applies bidirectional controls to text it shows)
+                name = f"response-{iteration}-{sample}.txt"
+                headers = {
+                    **SECURITY_HEADERS,
+                    "Content-Disposition": f'attachment; filename="{name}"',
+                }
+                return PlainTextResponse(text, headers=headers)
             headers = {**SECURITY_HEADERS, "Content-Disposition": "inline"}
-            return PlainTextResponse(text, headers=headers)
+            return PlainTextResponse(shown_plain(text), headers=headers)
 
         return self.read(request, draw)
 

@@ -72,7 +72,15 @@
   }
 
   function replace(fresh) {
-    fresh.querySelectorAll("[data-live]").forEach(function (incoming) {
+    var incomingBlocks = fresh.querySelectorAll("[data-live]");
+    var added = Array.prototype.some.call(incomingBlocks, function (incoming) {
+      var name = incoming.getAttribute("data-live");
+      return !document.querySelector('[data-live="' + CSS.escape(name) + '"]');
+    });
+    // new data brought a block the page lacks (the first findings of a run, a tab's
+    // first charts): the page is loaded again rather than patched
+    if (added) { window.location.reload(); return; }
+    incomingBlocks.forEach(function (incoming) {
       var name = incoming.getAttribute("data-live");
       var current = document.querySelector('[data-live="' + CSS.escape(name) + '"]');
       if (!current) { return; }
@@ -101,7 +109,14 @@
     refreshing = true;
     var wanted = version;
     fetch(window.location.href, { headers: { "X-Obs-Live": "1" }, cache: "no-store" })
-      .then(function (response) { return response.ok ? response.text() : null; })
+      .then(function (response) {
+        // a "not found" or "unavailable" page whose address now answers: show it
+        if (response.ok && document.querySelector("[data-until-ok]")) {
+          window.location.reload();
+          return null;
+        }
+        return response.ok ? response.text() : null;
+      })
       .then(function (html) {
         if (html === null) { return; }
         replace(new DOMParser().parseFromString(html, "text/html"));

@@ -220,6 +220,14 @@ def test_every_page_draws_and_model_text_shows_as_text(built: dict[str, Path]) -
             lefts = edges["abc"] + edges["def"]
             assert lefts == sorted(lefts), (block, edges)
         assert page.locator("main img, main a[href^='javascript']").count() == 0
+        # The whole response: as text with the same marks, or as written, saved as a file.
+        whole = f"{base}/runs/grpo-1/prompts/{hostile}/response?iteration=1&sample=0"
+        marked = page.request.get(whole)
+        assert marked.headers["content-type"].startswith("text/plain")
+        assert "abc\u27e8U+202E\u27e9def" in marked.text() and "\u202e" not in marked.text()
+        written = page.request.get(whole + "&raw=1")
+        assert written.headers["content-disposition"].startswith("attachment")
+        assert "abc\u202edef" in written.text()
         page.wait_for_timeout(1200)  # a poll or two of the live script
         assert dialogs == [] and errors == [], (dialogs, errors)
 
@@ -257,18 +265,27 @@ def test_a_build_beside_the_server_succeeds_and_open_pages_show_it(
         page.wait_for_selector(".plot .main-svg")
         page.evaluate("window.__not_reloaded = true")
         assert page.locator("table tbody tr").count() == 3
+        # a run that has not landed yet: its page says so, then shows it once it has
+        waiting, waiting_errors, _ = _open(browser, base)
+        assert waiting.goto(f"{base}/runs/grpo-2").status == 404
+        assert waiting.locator("h1").inner_text() == "Not found"
         _write_iteration(dumps, 3, PROMPTS)
-        ingest = subprocess.run(
-            [OBS, *settings, "ingest", "rollouts", str(dumps), "--run", "grpo-1", "-q"],
-            capture_output=True,
-            text=True,
-        )
-        assert ingest.returncode == 0, ingest.stderr
+        _write_iteration(tmp_path / "second", 0, PROMPTS)
+        for folder, run in [(dumps, "grpo-1"), (tmp_path / "second", "grpo-2")]:
+            ingest = subprocess.run(
+                [OBS, *settings, "ingest", "rollouts", str(folder), "--run", run, "-q"],
+                capture_output=True,
+                text=True,
+            )
+            assert ingest.returncode == 0, ingest.stderr
         build = subprocess.run([OBS, *settings, "build", "--quiet"], capture_output=True, text=True)
         assert build.returncode == 0, build.stderr
         _until(lambda: page.locator("table tbody tr").count() == 4, 30, "a fourth iteration")
         assert page.evaluate("window.__not_reloaded") is True
         assert errors == []
+        _until(lambda: waiting.locator("h1").inner_text() == "Run grpo-2", 30, "the new run's page")
+        waiting.wait_for_selector(".plot .main-svg")
+        assert waiting_errors == [m for m in waiting_errors if "404" in m], waiting_errors
 
 
 def test_following_a_run_shows_a_new_iteration_without_a_reload(tmp_path: Path) -> None:
