@@ -227,9 +227,17 @@ def _number(value: Any) -> float | None:
     return None if value is None or pd.isna(value) else float(value)
 
 
+VERDICT_WORDS = {
+    "no_performance_metric": "no performance metric logged",
+    "insufficient_data": "too few points to judge",
+}
+
+
 def _tiles(summary: dict[str, Any]) -> list[dict[str, str]]:
     """The Summary statistics tiles, formatted as the GRPO reward monitor shows them."""
     verdict = summary.get("hacking_verdict")
+    # the mart's verdict in words (no_performance_metric: no performance metric logged)
+    verdict = VERDICT_WORDS.get(verdict, verdict) if isinstance(verdict, str) else verdict
     suspects = as_strings(summary.get("suspected_functions"))
     if isinstance(verdict, str) and suspects:
         verdict = f"{verdict} ({', '.join(suspects)})"

@@ -280,7 +280,10 @@ def _shown(value: Any) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
-        return "NaN" if value != value else f"{value:,.4g}"
+        if value != value:
+            return "NaN"
+        # a count summed as a double (200,096 rollouts) reads as a count, not 2.001e+05
+        return f"{int(value):,}" if value.is_integer() and abs(value) < 1e15 else f"{value:,.4g}"
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)
