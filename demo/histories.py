@@ -94,6 +94,7 @@ def write_seed_export(
     noise: float = 1.0,
     cache: bool = True,
     name: str | None = None,
+    observed: Mapping[int, Mapping[str, float]] | None = None,
 ) -> dict[str, tuple[int, int]]:
     """Write one run export JSON to ``path``; return {pattern: (first, last) planted step}.
 
@@ -101,12 +102,20 @@ def write_seed_export(
     run) or a mapping of pattern id to the step it starts at. ``noise`` scales
     every random fluctuation (0 gives exact trends: reward is exactly
     ``a * compute ** exponent``). ``cache=False`` logs no ``cache/*`` metric.
+
+    ``observed``: what the run's own rollouts give at some steps (the demo's dumps:
+    ``reward_mean``, ``reward_std``, ``response_length`` by step), logged at those
+    steps instead of the generated values, every other step of those three series
+    scaled to continue from the last observed one, so that a metric audit of the
+    history against the rollouts finds them agreeing.
     """
     plants = _plants(patterns, steps)
     run = _Run(steps, np.random.default_rng(seed), noise, exponent, cache)
     planted = run.plant(plants)
     created = EPOCH + timedelta(hours=seed % 1000)
     history = run.history(created.timestamp())
+    if observed:
+        _log_observed(history, observed)
     export = {
         "id": run_id,
         "name": name or f"diplomacy-grpo-{run_id}",
@@ -371,6 +380,31 @@ class _Run:
             "total_simulated_years": last["power_law/cumulative_simulated_years"],
             "trajectories_per_second": _num(trajectories / last["_runtime"]),
         }
+
+
+# The history keys the demo's dumps give a value for, by the name ``observed`` uses.
+OBSERVED_KEYS = {
+    "reward_mean": "benchmark/reward_mean",
+    "reward_std": "benchmark/reward_std",
+    "response_length": "response_length/mean",
+}
+
+
+def _log_observed(
+    history: list[dict[str, Any]], observed: Mapping[int, Mapping[str, float]]
+) -> None:
+    """Log the rollouts' own values at their steps (``write_seed_export``'s ``observed``)."""
+    for name, key in OBSERVED_KEYS.items():
+        steps = [s for s, values in observed.items() if name in values and s < len(history)]
+        if not steps:
+            continue
+        # the series continues from the last step that observed it
+        last = max(steps)
+        generated = history[last][key]
+        scale = observed[last][name] / generated if generated else 1.0
+        for row in history:
+            value = observed.get(row["_step"], {}).get(name)
+            row[key] = _num(value if value is not None else row[key] * scale)
 
 
 def _num(value: float) -> float:

@@ -164,6 +164,9 @@ class DemoRun:
     prompts: int
     iterations: int
     archetypes: dict[str, str] = field(default_factory=dict)  # prompt text -> archetype
+    # per iteration, what a trainer would log of its rollouts: the mean score, its
+    # population std and the mean response length in tokens
+    logged: dict[int, dict[str, float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -324,17 +327,27 @@ def write_demo_run(out_dir: Path, spec: DemoSpec | None = None) -> DemoRun:
     out_dir.mkdir(parents=True, exist_ok=True)
     files = []
     encode = json.JSONEncoder(separators=(", ", ": ")).encode
+    logged: dict[int, dict[str, float]] = {}
     for iteration in range(spec.iterations):
         path = out_dir / f"{iteration}.jsonl"
+        scores, tokens = [], []
         with path.open("w") as handle:
             for prompt in prompts:
                 p = _probability(prompt, iteration, spec.iterations)
-                lines = [
-                    encode(_rollout(prompt, iteration, spec, rng, p, corpus))
+                rollouts = [
+                    _rollout(prompt, iteration, spec, rng, p, corpus)
                     for _ in range(spec.samples_per_prompt)
                 ]
-                handle.write("\n".join(lines) + "\n")
+                scores += [float(str(r["score"])) for r in rollouts]
+                tokens += [float(str(r["response_tokens"])) for r in rollouts]
+                handle.write("\n".join(encode(r) for r in rollouts) + "\n")
         files.append(path)
+        mean = sum(scores) / len(scores)
+        logged[iteration] = {
+            "reward_mean": mean,
+            "reward_std": math.sqrt(sum((s - mean) ** 2 for s in scores) / len(scores)),
+            "response_length": sum(tokens) / len(tokens),
+        }
     logger.debug("wrote %d dumps to %s", len(files), out_dir)
     return DemoRun(
         path=out_dir,
@@ -343,4 +356,5 @@ def write_demo_run(out_dir: Path, spec: DemoSpec | None = None) -> DemoRun:
         prompts=spec.prompts,
         iterations=spec.iterations,
         archetypes={p.text: p.archetype for p in prompts},
+        logged=logged,
     )

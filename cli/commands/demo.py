@@ -87,6 +87,8 @@ def demo(
             patterns=("grad_spike_reward_collapse",),
             seed=seed,
             name=run_id,
+            # the history logs the dumps' own means where they overlap, as a trainer would
+            observed=made.logged,
         )
         history = ingest_metrics(export, lake=settings.lake, run_id=run_id)
         if not quiet:

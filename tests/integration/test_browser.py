@@ -139,6 +139,28 @@ def dashboard_page(browser: object, demo: dict[str, Path]) -> Iterator[Opened]:
     yield from _open(browser, demo["dashboard"])
 
 
+def test_the_demo_history_agrees_with_its_dumps(demo: dict[str, Path]) -> None:
+    """The demo's tracker history logs its dumps' own means (as a trainer would), so the
+    metric audit finds every overlapping step agreeing and no finding says otherwise."""
+    with duckdb.connect(str(demo["warehouse"]), read_only=True) as con:
+        audited = con.execute(
+            "select metric, count(*) filter (where verdict = 'agrees'), "
+            "count(*) filter (where verdict = 'disagrees') from fct_metric_audit "
+            "where run_id = 'demo' and verdict <> 'not_comparable' group by metric order by metric"
+        ).fetchall()
+        patterns = {
+            row[0] for row in con.execute("select pattern from fct_run_findings").fetchall()
+        }
+    assert [row[0] for row in audited] == [
+        "benchmark/reward_mean",
+        "benchmark/reward_std",
+        "response_length/mean",
+    ]
+    assert all(agree == 6 and disagree == 0 for _, agree, disagree in audited), audited
+    assert "logged_metric_disagrees" not in patterns
+    assert "grad_spike_reward_collapse" in patterns  # the planted spike is still found
+
+
 def test_first_tab_is_drawn_at_load_and_the_rest_on_demand(dashboard_page: Opened) -> None:
     plots = dashboard_page.page.evaluate(DRAWN)
     drawn = sorted(p["id"].split("__")[0] for p in plots if p["drawn"])

@@ -105,3 +105,45 @@ def test_synthetic_padding_hits_target_lengths(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in made.files[0].read_text().splitlines()]
     assert all(abs(len(r["input"]) - 600) <= 90 for r in rows)
     assert all(abs(len(r["output"]) - 900) <= 135 for r in rows)
+
+
+def test_synthetic_logged_means_are_the_dumps_own(run) -> None:
+    """What the demo's history logs per iteration: the mean score, its population std
+    and the mean response length in tokens, as computed from the dump rows here."""
+    made, rows = run
+    assert sorted(made.logged) == list(range(SPEC.iterations))
+    for iteration, logged in made.logged.items():
+        scores = [row["score"] for row in rows if row["step"] == iteration]
+        tokens = [row["response_tokens"] for row in rows if row["step"] == iteration]
+        mean = sum(scores) / len(scores)
+        std = (sum((s - mean) ** 2 for s in scores) / len(scores)) ** 0.5
+        assert logged["reward_mean"] == pytest.approx(mean, abs=1e-12)
+        assert logged["reward_std"] == pytest.approx(std, abs=1e-12)
+        assert logged["response_length"] == pytest.approx(sum(tokens) / len(tokens), abs=1e-12)
+
+
+def test_seed_export_logs_observed_values_and_continues_from_them(tmp_path: Path) -> None:
+    from obs.demo.histories import write_seed_export
+
+    plain, observed_path = tmp_path / "plain.json", tmp_path / "observed.json"
+    write_seed_export(plain, run_id="r", steps=40, seed=5)
+    observed = {0: {"reward_mean": 0.25, "reward_std": 0.4}, 2: {"reward_mean": 0.5}}
+    write_seed_export(observed_path, run_id="r", steps=40, seed=5, observed=observed)
+    before = json.loads(plain.read_text())["history"]
+    after = json.loads(observed_path.read_text())["history"]
+    # logged where observed
+    assert after[0]["benchmark/reward_mean"] == 0.25
+    assert after[2]["benchmark/reward_mean"] == 0.5
+    assert after[0]["benchmark/reward_std"] == 0.4
+    # every other step scaled by observed / generated at the last observed step (2)
+    scale = 0.5 / before[2]["benchmark/reward_mean"]
+    for step in (1, 3, 39):
+        wanted = before[step]["benchmark/reward_mean"] * scale
+        assert after[step]["benchmark/reward_mean"] == pytest.approx(wanted, rel=1e-5)
+    # the std was observed at step 0 only: the rest continues from there
+    std_scale = 0.4 / before[0]["benchmark/reward_std"]
+    for step in (1, 39):
+        wanted = before[step]["benchmark/reward_std"] * std_scale
+        assert after[step]["benchmark/reward_std"] == pytest.approx(wanted, rel=1e-5)
+    # what was not observed is untouched
+    assert [r["benchmark/grad_norm"] for r in after] == [r["benchmark/grad_norm"] for r in before]
