@@ -73,3 +73,25 @@ def run_id_callback(ctx: click.Context, param: click.Parameter, value: str | Non
         return check_run_id(value)
     except IngestError as exc:
         raise click.BadParameter(str(exc).removeprefix("--run "), ctx, param) from exc
+
+
+def read_target_option(func: F) -> F:
+    """``--target``: which build's marts a reporting command reads."""
+    return click.option(
+        "--target",
+        type=click.Choice(["duckdb", "spark"]),
+        default="duckdb",
+        show_default=True,
+        help="Read the marts of this build: spark reads the parquet tables "
+        "`obs build --target spark` wrote, through DuckDB (no Spark session).",
+    )(func)
+
+
+def marts_of(settings: Settings, target: str) -> Path:
+    """The DuckDB file a reporting command reads: the warehouse, or for ``--target spark``
+    the views over the Spark build's tables (``obs.runner.spark.spark_marts``)."""
+    if target == "spark":
+        from obs.runner.spark import spark_marts
+
+        return spark_marts(settings.warehouse, settings.lake)
+    return settings.warehouse

@@ -6,11 +6,12 @@ the agentic run page.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import click
 from obs.cli.errors import friendly_errors
-from obs.cli.options import Settings, echo_err, pass_settings
+from obs.cli.options import Settings, echo_err, marts_of, pass_settings, read_target_option
 
 DEFAULT_OUT = {
     "combined": Path("reports_out/dashboard.html"),
@@ -76,6 +77,7 @@ DEFAULT_OUT = {
     show_default=True,
     help="Embed plotly.js (works offline) or link it (smaller file).",
 )
+@read_target_option
 @pass_settings
 def render_dashboard_command(
     settings: Settings,
@@ -88,6 +90,7 @@ def render_dashboard_command(
     charts: tuple[str, ...],
     output_format: str,
     plotlyjs: str,
+    target: str,
 ) -> None:
     """Render the dashboard of the built marts: header, five tabs, fourteen charts.
 
@@ -130,6 +133,9 @@ def render_dashboard_command(
     # imported here: pandas and plotly are slow to import, and only this command needs them
     from obs.reports.chart_files import render_chart_files
     from obs.reports.render import load_dashboard, render_dashboard
+
+    with friendly_errors(settings.debug):
+        settings = dataclasses.replace(settings, warehouse=marts_of(settings, target))
 
     if extra_iterations and not iterations:
         raise click.UsageError(f"unexpected extra argument {extra_iterations[0]}")

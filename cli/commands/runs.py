@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 from obs.cli.errors import friendly_errors
-from obs.cli.options import Settings, echo_err, pass_settings
+from obs.cli.options import Settings, echo_err, marts_of, pass_settings, read_target_option
 
 
 def _format(*choices: str):  # type: ignore[no-untyped-def]
@@ -86,8 +86,11 @@ def runs(
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also write a self-contained HTML run report here.",
 )
+@read_target_option
 @pass_settings
-def analyze(settings: Settings, run: str, output_format: str, out: Path | None) -> None:
+def analyze(
+    settings: Settings, run: str, output_format: str, out: Path | None, target: str
+) -> None:
     """The analyze-experiment workflow for one run, in one answer.
 
     Sections: 1 run info (config, state, tags, summary), 2 training metrics,
@@ -108,11 +111,12 @@ def analyze(settings: Settings, run: str, output_format: str, out: Path | None) 
     from obs.reports.runs_format import analysis_json, analysis_text
 
     with friendly_errors(settings.debug):
-        analysis = load(settings.warehouse, run)
+        warehouse = marts_of(settings, target)
+        analysis = load(warehouse, run)
         if out is not None:
             from obs.reports.run_report import write_run_report
 
-            write_run_report(settings.warehouse, analysis, out)
+            write_run_report(warehouse, analysis, out)
     if output_format == "json":
         click.echo(analysis_json(analysis))
     else:

@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 import duckdb
 from obs.cli.errors import friendly_errors
-from obs.cli.options import Settings, format_option, pass_settings
+from obs.cli.options import Settings, format_option, marts_of, pass_settings, read_target_option
 from obs.core.places import no_warehouse
 from obs.reports.warehouse import connect
 
@@ -46,8 +46,9 @@ def _json_value(value: object) -> object:
 @click.command()
 @click.argument("query", required=False)
 @format_option("table", "csv", "json", default="table")
+@read_target_option
 @pass_settings
-def sql(settings: Settings, query: str | None, output_format: str) -> None:
+def sql(settings: Settings, query: str | None, output_format: str, target: str) -> None:
     """Run QUERY on the warehouse and print the result; no QUERY opens the DuckDB shell.
 
     The table format is DuckDB's own (as its shell prints it): NULL shows as
@@ -63,15 +64,18 @@ def sql(settings: Settings, query: str | None, output_format: str) -> None:
       obs sql "select iteration, mean_score from fct_iteration_summary"
       obs sql "select * from fct_prompt_learning limit 5" --format csv
       obs sql            # the DuckDB shell, read-only, on the warehouse
+      obs sql --target spark "select count(*) from fct_prompt_iteration"
     """
+    with friendly_errors(settings.debug):
+        warehouse = marts_of(settings, target)
     if query is None:
-        if not settings.warehouse.is_file():
-            raise click.ClickException(no_warehouse(settings.warehouse, "run `obs build` first"))
+        if not warehouse.is_file():
+            raise click.ClickException(no_warehouse(warehouse, "run `obs build` first"))
         shell = _duckdb_shell()
-        code = subprocess.call([shell, "-readonly", str(settings.warehouse)])
+        code = subprocess.call([shell, "-readonly", str(warehouse)])
         raise SystemExit(code)
     with friendly_errors(settings.debug):
-        con = connect(settings.warehouse)
+        con = connect(warehouse)
     try:
         relation = con.sql(query)
         if relation is None:

@@ -7,7 +7,14 @@ import json
 
 import click
 from obs.cli.errors import friendly_errors
-from obs.cli.options import Settings, echo_err, format_option, pass_settings
+from obs.cli.options import (
+    Settings,
+    echo_err,
+    format_option,
+    marts_of,
+    pass_settings,
+    read_target_option,
+)
 from obs.reports.summary import format_summary, read_summaries
 
 
@@ -15,8 +22,11 @@ from obs.reports.summary import format_summary, read_summaries
 @click.option("--run", "run_id", help="Only this run (default: every run).")
 @click.option("--top", default=10, show_default=True, help="How many upsampling candidates.")
 @format_option("table", "json", default="table")
+@read_target_option
 @pass_settings
-def summary(settings: Settings, run_id: str | None, top: int, output_format: str) -> None:
+def summary(
+    settings: Settings, run_id: str | None, top: int, output_format: str, target: str
+) -> None:
     """Print runs, iterations, prompts, rollouts, learning and the upsampling candidates.
 
     Covers the runs with rollouts. Runs without (a tracker history only, say)
@@ -29,7 +39,7 @@ def summary(settings: Settings, run_id: str | None, top: int, output_format: str
       obs summary --run grpo-ifeval --format json
     """
     with friendly_errors(settings.debug):
-        found = read_summaries(settings.warehouse, run_id, top)
+        found = read_summaries(marts_of(settings, target), run_id, top)
     if output_format == "json":
         click.echo(json.dumps([dataclasses.asdict(r) for r in found.runs], default=str))
     else:

@@ -12,6 +12,7 @@ columns, doubles within 1e-9 relative. One Spark session for the module.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import shutil
@@ -27,6 +28,7 @@ from obs.runner.build import build
 from obs.runner.dbt import Dbt
 from obs.runner.spark import missing_for_spark
 
+from tests.conftest import run_cli
 from tests.integration.growing_run import GrowingRun, land_first, land_more
 from tests.unit.test_portable_sql import NOT_PORTED, _models
 
@@ -160,3 +162,16 @@ def test_spark_builds_the_duckdb_marts_cold_and_incrementally(grown: GrowingRun)
         for row in spark.sql("select distinct run_id from obs.fct_iteration_summary").collect()
     }
     assert {"a", "b"} <= runs
+    # The reporting commands read the Spark build's marts through DuckDB (--target spark):
+    # the same answers as from the DuckDB warehouse, views of int_ tables included.
+    settings = ["--lake", grown.tmp_path / "lake", "--warehouse", warehouse]
+    query = (
+        "select run_id, iteration, count(*) as prompts, round(avg(mean_score), 9) as score "
+        "from fct_prompt_iteration group by all order by all"
+    )
+    on_duckdb = run_cli([*settings, "sql", "--format", "json", query]).stdout
+    on_spark = run_cli([*settings, "sql", "--format", "json", "--target", "spark", query]).stdout
+    assert on_spark == on_duckdb and len(json.loads(on_spark)) > 4
+    summary = run_cli([*settings, "summary"]).stdout
+    assert run_cli([*settings, "summary", "--target", "spark"]).stdout == summary
+    assert "prompts learned" in summary
