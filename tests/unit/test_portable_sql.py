@@ -88,9 +88,7 @@ NOT_PORTED = {
     "int_reward_hacking_points", "int_reward_hacking_series", "int_reward_logged",
     "int_reward_pair_runs",
     "int_reward_sample_function_steps", "int_reward_sample_pair_steps",
-    "int_reward_sample_steps", "int_reward_samples", "int_reward_steps", "int_cache_stats",
-    "int_metric_scores", "int_power_law_fit", "int_rollout_reliability",
-    "int_run_attributes", "int_run_steps",
+    "int_reward_sample_steps", "int_reward_samples", "int_reward_steps",
     # marts
     "fct_eval_steps", "fct_group_summary", "fct_turn_advantages", "fct_turn_summary",
     "fct_curriculum", "fct_difficulty_buckets",
@@ -98,10 +96,8 @@ NOT_PORTED = {
     "fct_alerts", "fct_reward_anomalies", "fct_reward_case_iteration",
     "fct_reward_correlations", "fct_reward_function_importance", "fct_reward_function_quality",
     "fct_reward_function_steps", "fct_reward_hacking", "fct_reward_quality", "fct_reward_steps",
-    "fct_score_distribution", "fct_score_histogram", "fct_vi_si_points", "dim_runs",
-    "fct_cache_stats", "fct_eval_results", "fct_extraction_quality", "fct_league",
-    "fct_metric_audit", "fct_metric_summary", "fct_power_law_fit",
-    "fct_rollout_reliability", "fct_run_config", "fct_run_findings", "fct_run_throughput",
+    "fct_score_distribution", "fct_score_histogram", "fct_vi_si_points",
+    "fct_metric_audit", "fct_run_config", "fct_run_findings",
 }  # fmt: skip
 
 JINJA_COMMENT = re.compile(r"\{#.*?#\}", re.S)
