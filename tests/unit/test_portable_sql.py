@@ -74,8 +74,8 @@ CONSTRUCTS: dict[str, str] = {
 # each still uses a construct above, or reads a model that does.
 NOT_PORTED = {
     # intermediate
-    "int_agent_rollouts", "int_metric_audit_findings", "int_metric_audit_recomputed",
-    "int_metric_audit_steps", "int_difficulty_clusters", "int_finding_episodes",
+    "int_agent_rollouts", "int_metric_audit_findings", "int_difficulty_clusters",
+    "int_finding_episodes",
     "int_finding_flat_stretches", "int_finding_judgements", "int_finding_runs",
     "int_finding_signals", "int_finding_signals_entropy_collapse_plateau",
     "int_finding_signals_grad_spike_reward_collapse",
@@ -97,7 +97,7 @@ NOT_PORTED = {
     "fct_reward_correlations", "fct_reward_function_importance", "fct_reward_function_quality",
     "fct_reward_function_steps", "fct_reward_hacking", "fct_reward_quality", "fct_reward_steps",
     "fct_score_distribution", "fct_score_histogram", "fct_vi_si_points",
-    "fct_metric_audit", "fct_run_findings",
+    "fct_run_findings",
 }  # fmt: skip
 
 JINJA_COMMENT = re.compile(r"\{#.*?#\}", re.S)
