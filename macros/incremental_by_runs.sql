@@ -42,8 +42,36 @@ where {{ changed_runs_predicate(parts, own_parts) }}
 {% endmacro %}
 
 {% macro lake_run_parts(table_name) %}
-{#- (run_id, run_parts) of a lake table from its file listing alone (no
-    parquet is opened): how many parts each run has. -#}
+{#- (run_id, run_parts) of a lake table: how many parts each run has. -#}
+    {{ return(adapter.dispatch('lake_run_parts', 'obs')(table_name)) }}
+{%- endmacro %}
+
+{#- Spark: the publish times each run's rows hold in the lake table (made at
+    the run's start, create_lake_tables). A part is one file in its own
+    publish-time folder, so this counts the parts a model reads (a part with
+    no rows, which gives a model nothing, is not counted). Only the
+    partition columns are read. -#}
+{% macro default__lake_run_parts(table_name) %}
+    {%- set found = [] -%}
+    {%- for node in (graph.sources.values() if execute else []) -%}
+        {%- if node.source_name == 'lake' and node.name == table_name -%}
+            {%- do found.append(api.Relation.create(schema=node.schema, identifier=node.identifier)) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if not execute -%}
+        {{ return('(select null as run_id, 0 as run_parts)') }}
+    {%- elif not found -%}
+        {{ exceptions.raise_compiler_error("lake_run_parts: no lake source " ~ table_name) }}
+    {%- endif -%}
+    (select
+        cast(run_id as string) as run_id,
+        count(distinct ingested_at) as run_parts
+    from {{ found[0] }}
+    group by 1)
+{%- endmacro %}
+
+{#- DuckDB: from the file listing alone (no parquet is opened). -#}
+{% macro duckdb__lake_run_parts(table_name) %}
     (select
         regexp_extract(file, '/run_id=([^/]*)/ingested_at=[^/]*/[^/]*$', 1) as run_id,
         count(*) as run_parts

@@ -60,7 +60,7 @@ hit_rates as (
     inner join cache_runs using (run_id)
     where
         cache_points.canonical_metric = 'cache_hit_rate'
-        and isfinite(cache_points.value)
+        and {{ is_finite('cache_points.value') }}
 ),
 
 hit_rate_stats as (
@@ -68,7 +68,7 @@ hit_rate_stats as (
         run_id,
         count(*) as data_points,
         {{ exact_float('avg(hit_rate)') }} as avg_hit_rate,
-        arg_max(hit_rate, step) as final_hit_rate,
+        {{ arg_max('hit_rate', 'step') }} as final_hit_rate,
         max(hit_rate) as peak_hit_rate,
         {{ exact_float('avg(hit_rate) filter (where is_after_warmup)') }} as hit_rate_after_warmup,
         {{ exact_float(regression_slope('hit_rate', 'step')) }} as hit_rate_slope
@@ -80,14 +80,14 @@ totals as (
     {# Last finite value of each cumulative counter. #}
     select
         run_id,
-        arg_max(value, step) filter (where canonical_metric = 'cache_total_hits')
+        {{ arg_max('value', 'step') }} filter (where canonical_metric = 'cache_total_hits')
             as total_cache_hits,
-        arg_max(value, step) filter (where canonical_metric = 'cache_total_queries')
+        {{ arg_max('value', 'step') }} filter (where canonical_metric = 'cache_total_queries')
             as total_cache_queries,
-        arg_max(value, step) filter (where canonical_metric = 'cache_prompt_tokens')
+        {{ arg_max('value', 'step') }} filter (where canonical_metric = 'cache_prompt_tokens')
             as total_prompt_tokens
     from cache_points
-    where isfinite(value)
+    where {{ is_finite('value') }}
     group by 1
 ),
 

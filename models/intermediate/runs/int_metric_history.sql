@@ -1,9 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        unique_key=['run_id'],
-    )
-}}
+{{ config(incremental_by(['run_id'])) }}
 {# Every point of every tracker run, with its canonical name: the rows of
    fct_metric_history (a view of this table). A run that logs
    several keys of one canonical metric (TRL's `loss` and `train/loss` from
@@ -28,17 +23,26 @@ run_keys as (
     from metrics
 ),
 
-chosen as (
+ranked as (
     select
         run_keys.run_id,
         run_keys.metric,
-        aliases.canonical_metric
+        aliases.canonical_metric,
+        row_number() over (
+            partition by run_keys.run_id, aliases.canonical_metric
+            order by aliases.priority, run_keys.metric
+        ) as alias_rank
     from run_keys
     inner join aliases on run_keys.metric = aliases.framework_key
-    qualify row_number() over (
-        partition by run_keys.run_id, aliases.canonical_metric
-        order by aliases.priority, run_keys.metric
-    ) = 1
+),
+
+chosen as (
+    select
+        run_id,
+        metric,
+        canonical_metric
+    from ranked
+    where alias_rank = 1
 ),
 
 final as (

@@ -1,9 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        unique_key=['run_id'],
-    )
-}}
+{{ config(incremental_by(['run_id'])) }}
 {# Every point of the metrics the findings judge, measured against its own
    series' noise, so fct_run_findings and fct_rollout_reliability call the
    same points excursions:
@@ -72,7 +67,7 @@ finite_points as (
     from changed_history
     where
         canonical_metric in {{ judged_metrics() }}
-        and isfinite(value)
+        and {{ is_finite('value') }}
 ),
 
 series as (
@@ -109,7 +104,7 @@ numbered as (
 trailing_stats as (
     select
         *,
-        median(v) over prior as trailing_median,
+        {{ median('v') }} over prior as trailing_median,
         count(*) over prior as trailing_points
     from numbered
     window prior as (
@@ -130,10 +125,10 @@ scored as (
 residuals as (
     select
         *,
-        1.4826 * mad(residual) over (
+        1.4826 * {{ mad('residual', over='(
             partition by run_id, metric order by n
-            rows between {{ spike_window }} preceding and 1 preceding
-        ) as trailing_spread
+            rows between ' ~ spike_window ~ ' preceding and 1 preceding
+        )') }} as trailing_spread
     from scored
 ),
 
@@ -143,8 +138,8 @@ noise as (
         metric,
         nullif(
             greatest(
-                1.4826 * mad(residual),
-                quantile_cont(abs(residual), 0.95) / 1.96
+                1.4826 * {{ mad('residual') }},
+                {{ quantile('abs(residual)', 0.95) }} / 1.96
             ),
             0
         ) as noise_scale
@@ -184,10 +179,10 @@ burn_in_centres as (
         run_id,
         metric,
         count(*) as changes,
-        median(change) as change_median,
-        1.4826 * mad(change) as change_spread,
-        median(change) filter (where change_n <= {{ spike_window }}) as head_median,
-        1.4826 * mad(change) filter (where change_n <= {{ spike_window }}) as head_spread
+        {{ median('change') }} as change_median,
+        1.4826 * {{ mad('change') }} as change_spread,
+        {{ median('change') }} filter (where change_n <= {{ spike_window }}) as head_median,
+        1.4826 * {{ mad('change', filter='change_n <= ' ~ spike_window) }} as head_spread
     from burn_in_changes
     group by 1, 2
 ),
@@ -197,7 +192,7 @@ level_ranges as (
     select
         run_id,
         case when metric = 'reward_mean' then 'reward_mean_change' else metric end as metric,
-        quantile_cont(v, 0.95) - quantile_cont(v, 0.05) as level_range
+        {{ quantile('v', 0.95) }} - {{ quantile('v', 0.05) }} as level_range
     from numbered
     where metric in ('loss', 'grad_norm', 'reward_mean')
     group by 1, 2
@@ -210,9 +205,9 @@ burn_in_noise as (
         nullif(
             greatest(
                 any_value(burn_in_centres.change_spread),
-                quantile_cont(
-                    abs(burn_in_changes.change - burn_in_centres.change_median), 0.95
-                ) / 1.96,
+                {{ quantile(
+                    'abs(burn_in_changes.change - burn_in_centres.change_median)', 0.95
+                ) }} / 1.96,
                 {{ var('burn_in_range_share') }} * any_value(level_ranges.level_range)
             ),
             0
@@ -269,10 +264,18 @@ trend_windows as (
         point.n,
         min(member.step) as window_first_step,
         count(*) as window_points,
-        {{ regression_slope('member.value', 'member.step') }} as window_slope,
+        {#- A correlation below 1e-12 is the rounding of a window with no
+            trend (0 and 1 placed symmetrically): its slope and r-squared
+            are 0, not noise whose sign follows the order the rows were
+            added in. #}
         case
-            when var_pop(member.value) > 0 and var_pop(member.step) > 0
-                then power(corr(member.value, member.step), 2)
+            when abs(corr(member.value, member.step)) < 1e-12 then 0
+            else {{ regression_slope('member.value', 'member.step') }}
+        end as window_slope,
+        case
+            when not (var_pop(member.value) > 0 and var_pop(member.step) > 0) then null
+            when abs(corr(member.value, member.step)) < 1e-12 then 0
+            else power(corr(member.value, member.step), 2)
         end as window_r2,
         avg(member.value) as window_mean
     from numbered as point

@@ -27,15 +27,15 @@ points as (
         coalesce(reward_at_compute, reward_mean) as reward
     from steps
     where
-        isfinite(cumulative_compute)
-        and isfinite(coalesce(reward_at_compute, reward_mean))
+        {{ is_finite('cumulative_compute') }}
+        and {{ is_finite('coalesce(reward_at_compute, reward_mean)') }}
 ),
 
 fit_runs as (
     select
         runs.run_id,
-        runs.config ->> 'base_model_id' as base_model_id,
-        list_contains(runs.tags, 'power-laws') as is_power_law_sweep
+        {{ json_text('runs.config', 'base_model_id') }} as base_model_id,
+        {{ list_contains('runs.tags', "'power-laws'") }} as is_power_law_sweep
     from runs
 ),
 

@@ -34,7 +34,7 @@ final as (
         coalesce(total.trailing_points, 0) as max_total_s_trailing_points,
         coalesce(reload.trailing_points, 0) as max_volume_reload_s_trailing_points,
         case
-            when isfinite(steps.failed_rollouts)
+            when {{ is_finite('steps.failed_rollouts') }}
                 then steps.failed_rollouts > {{ var('failed_rollouts_max') }}
         end as is_failure,
         coalesce(total.z > {{ var('spike_z') }}, false) as is_total_spike,

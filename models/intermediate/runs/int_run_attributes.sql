@@ -11,17 +11,23 @@ runs as (
 attributes as (
     select
         run_id,
-        arg_max(source, ingested_at) as source,
-        list(distinct source order by source) as sources,
-        arg_max(project, ingested_at) filter (where project is not null) as project,
-        arg_max(entity, ingested_at) filter (where entity is not null) as entity,
-        arg_max(name, ingested_at) filter (where name is not null) as name,
-        arg_max(state, ingested_at) filter (where state is not null) as state,
-        arg_max(tags, ingested_at) filter (where len(tags) > 0) as tags,
+        {{ arg_max('source', 'ingested_at') }} as source,
+        {{ sorted_distinct_list('source') }} as sources,
+        {{ arg_max('project', 'ingested_at') }} filter (where project is not null) as project,
+        {{ arg_max('entity', 'ingested_at') }} filter (where entity is not null) as entity,
+        {{ arg_max('name', 'ingested_at') }} filter (where name is not null) as name,
+        {{ arg_max('state', 'ingested_at') }} filter (where state is not null) as state,
+        {{ arg_max('tags', 'ingested_at') }} filter (where {{ list_size('tags') }} > 0) as tags,
         min(created_at) as created_at,
-        arg_max(config, ingested_at) filter (where config::varchar <> '{}') as config,
-        arg_max(summary, ingested_at) filter (where summary::varchar <> '{}') as summary,
-        arg_max(artifacts, ingested_at) filter (where artifacts::varchar <> '[]') as artifacts,
+        {{ arg_max('config', 'ingested_at') }} filter (
+            where cast(config as string) <> '{}'
+        ) as config,
+        {{ arg_max('summary', 'ingested_at') }} filter (
+            where cast(summary as string) <> '{}'
+        ) as summary,
+        {{ arg_max('artifacts', 'ingested_at') }} filter (
+            where cast(artifacts as string) <> '[]'
+        ) as artifacts,
         max(ingested_at) as updated_at
     from runs
     group by 1
@@ -36,11 +42,11 @@ final as (
         entity,
         coalesce(name, run_id) as name,
         state,
-        coalesce(tags, []::varchar[]) as tags,
+        coalesce(tags, {{ empty_list('varchar') }}) as tags,
         created_at,
-        coalesce(config, '{}'::json) as config,
-        coalesce(summary, '{}'::json) as summary,
-        coalesce(artifacts, '[]'::json) as artifacts,
+        coalesce(config, {{ as_json("'{}'") }}) as config,
+        coalesce(summary, {{ as_json("'{}'") }}) as summary,
+        coalesce(artifacts, {{ as_json("'[]'") }}) as artifacts,
         updated_at
     from attributes
 )

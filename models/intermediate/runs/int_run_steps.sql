@@ -1,9 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        unique_key=['run_id'],
-    )
-}}
+{{ config(incremental_by(['run_id'])) }}
 {# One row per run and step: the canonical metrics side by side, so the
    run-analysis marts read `trajectories / rollout_time_s` on one row instead
    of joining the long history once per metric. Values are as logged (NaN and
@@ -53,7 +48,7 @@ final as (
         {%- for name in canonical_metrics %}
             {{ name }},
         {%- endfor %}
-        case when isfinite(evaluation_step) then cast(evaluation_step as bigint) end
+        case when {{ is_finite('evaluation_step') }} then cast(evaluation_step as bigint) end
             as evaluation_step
     from pivoted
 )

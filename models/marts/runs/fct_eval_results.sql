@@ -17,7 +17,7 @@ parsed as (
             as eval_metric,
         value
     from history
-    where regexp_matches(metric, '^eval/vs_(.+)/(win_rate|survival_rate|avg_centers)$')
+    where {{ regexp_contains('metric', "'^eval/vs_(.+)/(win_rate|survival_rate|avg_centers)$'") }}
 ),
 
 pivoted as (

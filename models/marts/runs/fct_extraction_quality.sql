@@ -35,21 +35,21 @@ final as (
         orders_extracted,
         orders_expected - orders_extracted as extraction_gap,
         case
-            when orders_expected > 0 and isfinite(orders_expected)
+            when orders_expected > 0 and {{ is_finite('orders_expected') }}
                 then (orders_expected - orders_extracted) / orders_expected
         end as extraction_gap_share,
         case
-            when orders_expected > 0 and isfinite(orders_expected)
+            when orders_expected > 0 and {{ is_finite('orders_expected') }}
                 then orders_extracted / orders_expected
         end as extracted_share,
         empty_responses,
         partial_responses,
         case
-            when isfinite(extraction_rate)
+            when {{ is_finite('extraction_rate') }}
                 then extraction_rate < {{ var('extraction_rate_min') }}
         end as is_below_target,
         case
-            when orders_expected > 0 and isfinite(orders_expected)
+            when orders_expected > 0 and {{ is_finite('orders_expected') }}
                 then
                     (orders_expected - orders_extracted) / orders_expected
                     > {{ var('extraction_gap_max') }}

@@ -1,9 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        unique_key=['run_id'],
-    )
-}}
+{{ config(incremental_by(['run_id'])) }}
 {# One row per run and metric: where it started and ended, its range, and how
    it moved. Statistics are over finite values (a NaN would poison them); the
    non-finite ones are counted. Built by run: only runs that received points
@@ -16,7 +11,7 @@ history as (
 
 finite as (
     select * from history
-    where isfinite(value)
+    where {{ is_finite('value') }}
 ),
 
 ranked as (
@@ -34,8 +29,8 @@ stats as (
         count(*) as data_points,
         min(step) as first_step,
         max(step) as last_step,
-        arg_min(value, step) as first,
-        arg_max(value, step) as last,
+        {{ arg_min('value', 'step') }} as first,
+        {{ arg_max('value', 'step') }} as last,
         min(value) as min,
         max(value) as max,
         {{ exact_float('avg(value)') }} as mean,
@@ -59,7 +54,7 @@ non_finite as (
         run_id,
         metric,
         any_value(canonical_metric) as canonical_metric,
-        count(*) filter (where not isfinite(value)) as non_finite_points,
+        count(*) filter (where not {{ is_finite('value') }}) as non_finite_points,
         count(*) filter (where isnan(value)) as nan_points,
         max(run_parts) as run_parts
     from history

@@ -27,10 +27,10 @@ logged as (
 usable as (
     select
         *,
-        isfinite(rollout_time_s) and rollout_time_s > 0 as has_rollout_time,
-        case when isfinite(trajectories) then trajectories end as finite_trajectories,
+        {{ is_finite('rollout_time_s') }} and rollout_time_s > 0 as has_rollout_time,
+        case when {{ is_finite('trajectories') }} then trajectories end as finite_trajectories,
         case
-            when isfinite(rollout_time_s) and rollout_time_s > 0 then rollout_time_s
+            when {{ is_finite('rollout_time_s') }} and rollout_time_s > 0 then rollout_time_s
         end as finite_rollout_time_s
     from logged
 ),
@@ -44,15 +44,15 @@ final as (
         training_time_s,
         pipeline_overlap_s,
         case
-            when has_rollout_time and isfinite(trajectories)
+            when has_rollout_time and {{ is_finite('trajectories') }}
                 then trajectories / rollout_time_s
         end as trajectories_per_second,
         case
-            when has_rollout_time and isfinite(training_time_s)
+            when has_rollout_time and {{ is_finite('training_time_s') }}
                 then training_time_s / rollout_time_s
         end as training_rollout_ratio,
         case
-            when has_rollout_time and isfinite(training_time_s)
+            when has_rollout_time and {{ is_finite('training_time_s') }}
                 then training_time_s / rollout_time_s > 1
         end as is_training_bound,
         {#- The run-level rate so far (Σ trajectories / Σ rollout time), over the
