@@ -74,8 +74,7 @@ CONSTRUCTS: dict[str, str] = {
 # each still uses a construct above, or reads a model that does.
 NOT_PORTED = {
     # intermediate
-    "int_agent_rollouts", "int_metric_audit_findings", "int_difficulty_clusters",
-    "int_finding_episodes",
+    "int_agent_rollouts", "int_difficulty_clusters", "int_finding_episodes",
     "int_finding_flat_stretches", "int_finding_judgements", "int_finding_runs",
     "int_finding_signals", "int_finding_signals_entropy_collapse_plateau",
     "int_finding_signals_grad_spike_reward_collapse",
