@@ -75,7 +75,7 @@ CONSTRUCTS: dict[str, str] = {
 NOT_PORTED = {
     # intermediate
     "int_agent_rollouts", "int_metric_audit_findings", "int_metric_audit_recomputed",
-    "int_metric_audit_steps", "int_difficulty_clusters", "int_finding_episodes",
+    "int_metric_audit_steps", "int_finding_episodes",
     "int_finding_flat_stretches", "int_finding_judgements", "int_finding_runs",
     "int_finding_signals", "int_finding_signals_entropy_collapse_plateau",
     "int_finding_signals_grad_spike_reward_collapse",
@@ -93,8 +93,6 @@ NOT_PORTED = {
     "int_run_attributes", "int_run_steps",
     # marts
     "fct_eval_steps", "fct_group_summary", "fct_turn_advantages", "fct_turn_summary",
-    "fct_curriculum", "fct_difficulty_buckets",
-    "fct_upsampling_candidates",
     "fct_alerts", "fct_reward_anomalies", "fct_reward_case_iteration",
     "fct_reward_correlations", "fct_reward_function_importance", "fct_reward_function_quality",
     "fct_reward_function_steps", "fct_reward_hacking", "fct_reward_quality", "fct_reward_steps",
