@@ -3,52 +3,42 @@
     row per broken rule with the rows that break it. Run as a warning: a
     trainer that logs inconsistent numbers is worth knowing about, not a
     reason to stop a build. -#}
-with
-
-counted as (
-    select
-        count(*) filter (
-            where total_unique_searches + total_repeated_searches != total_searches
-        ) as "total_unique_searches + total_repeated_searches != total_searches",
-        count(*) filter (
-            where correct_answers > attempted_answer
-        ) as "correct_answers > attempted_answer",
-        count(*) filter (
-            where attempted_answer > total_samples
-        ) as "attempted_answer > total_samples",
-        count(*) filter (where num_idk > total_samples) as "num_idk > total_samples",
-        count(*) filter (
-            where abs(accuracy - correct_answers / nullif(total_samples, 0)) > 0.005
-        ) as "accuracy != correct_answers / total_samples"
-    from {{ model }}
-),
-
-broken as (
-    unpivot counted on columns(*) into name rule value failing_rows
-)
-
-select * from broken where failing_rows > 0
+{{ _agent_invariants(model, [
+    ('total_unique_searches + total_repeated_searches != total_searches',
+        'total_unique_searches + total_repeated_searches != total_searches'),
+    ('correct_answers > attempted_answer', 'correct_answers > attempted_answer'),
+    ('attempted_answer > total_samples', 'attempted_answer > total_samples'),
+    ('num_idk > total_samples', 'num_idk > total_samples'),
+    ('abs(accuracy - correct_answers / nullif(total_samples, 0)) > 0.005',
+        'accuracy != correct_answers / total_samples'),
+]) }}
 {% endtest %}
 
 {% test agent_group_invariants(model) %}
 {#- The group summary's arithmetic, as agent_eval_invariants (a warning). -#}
+{{ _agent_invariants(model, [
+    ('groups_kept + groups_filtered != groups_total', 'groups_kept + groups_filtered != groups_total'),
+    ('trainable_tokens > total_tokens', 'trainable_tokens > total_tokens'),
+    ('finished_early > rollouts', 'finished_early > rollouts'),
+]) }}
+{% endtest %}
+
+{% macro _agent_invariants(model, rules) %}
+{#- One row per rule (condition, name) some rows of `model` break: the rule's
+    name and how many rows break it (one scan, then unpivot_columns). -#}
 with
 
 counted as (
     select
-        count(*) filter (
-            where groups_kept + groups_filtered != groups_total
-        ) as "groups_kept + groups_filtered != groups_total",
-        count(*) filter (
-            where trainable_tokens > total_tokens
-        ) as "trainable_tokens > total_tokens",
-        count(*) filter (where finished_early > rollouts) as "finished_early > rollouts"
+        {%- for condition, name in rules %}
+        count(*) filter (where {{ condition }}) as {{ adapter.quote(name) }}{{ "," if not loop.last }}
+        {%- endfor %}
     from {{ model }}
 ),
 
 broken as (
-    unpivot counted on columns(*) into name rule value failing_rows
+    {{ unpivot_columns('counted', rules | map(attribute=1) | list, 'rule', 'failing_rows') }}
 )
 
 select * from broken where failing_rows > 0
-{% endtest %}
+{% endmacro %}

@@ -23,7 +23,7 @@
 
 {% macro duckdb__json_text(expression, key) %}
     {%- if key is string -%}
-        {{ expression }} ->> '{{ key }}'
+        ({{ expression }} ->> '{{ key }}')
     {%- else -%}
         json_extract_string({{ expression }}, '$.{{ key | join(".") }}')
     {%- endif -%}

@@ -1,9 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        unique_key=['run_id', 'iteration'],
-    )
-}}
+{{ config(incremental_by(['run_id', 'iteration'])) }}
 {# A multi-turn agent's rollouts, one row per rollout that carries any of the
    agent's fields in `extra` (turn_advantages, turn_rewards, num_turns,
    max_turns, exit_reason, total_tokens, trainable_tokens, or a `messages`
@@ -23,8 +18,10 @@
    so that later builds know it was read: every reader filters
    `group_id is not null`. #}
 
-{%- set agent_keys = 'turn_advantages|turn_rewards|num_turns|max_turns|exit_reason'
-    ~ '|messages|total_tokens|trainable_tokens' %}
+{%- set agent_keys = [
+    'turn_advantages', 'turn_rewards', 'num_turns', 'max_turns', 'exit_reason',
+    'messages', 'total_tokens', 'trainable_tokens',
+] %}
 
 with
 
@@ -48,7 +45,11 @@ rollouts as (
     {# a cheap screen on the text before any JSON is parsed #}
     where
         extra is not null
-        and regexp_matches(cast(extra as varchar), '"({{ agent_keys }})"')
+        and (
+            {%- for key in agent_keys %}
+                {{ "or " if not loop.first }}contains(cast(extra as string), '"{{ key }}"')
+            {%- endfor %}
+        )
 ),
 
 typed as (
@@ -58,24 +59,17 @@ typed as (
         prompt_hash,
         sample_idx,
         score,
-        extra ->> 'group_id' as given_group_id,
-        try_cast(extra ->> 'num_turns' as bigint) as given_num_turns,
-        try_cast(extra ->> 'max_turns' as bigint) as max_turns,
-        lower(trim(extra ->> 'exit_reason')) as exit_reason,
-        try_cast(extra ->> 'total_tokens' as bigint) as total_tokens,
-        try_cast(extra ->> 'trainable_tokens' as bigint) as trainable_tokens,
-        case
-            when json_type(extra -> 'turn_advantages') = 'ARRAY'
-                then from_json(extra -> 'turn_advantages', '["DOUBLE"]')
-        end as turn_advantages,
-        case
-            when json_type(extra -> 'turn_rewards') = 'ARRAY'
-                then from_json(extra -> 'turn_rewards', '["DOUBLE"]')
-        end as turn_rewards,
-        case
-            when json_type(extra -> 'messages') = 'ARRAY'
-                then json_extract_string(extra, '$.messages[*].role')
-        end as message_roles,
+        {{ json_text('extra', 'group_id') }} as given_group_id,
+        try_cast({{ json_text('extra', 'num_turns') }} as bigint) as given_num_turns,
+        try_cast({{ json_text('extra', 'max_turns') }} as bigint) as max_turns,
+        lower(trim({{ json_text('extra', 'exit_reason') }})) as exit_reason,
+        try_cast({{ json_text('extra', 'total_tokens') }} as bigint) as total_tokens,
+        try_cast(
+            {{ json_text('extra', 'trainable_tokens') }} as bigint
+        ) as trainable_tokens,
+        {{ json_number_list('extra', 'turn_advantages') }} as turn_advantages,
+        {{ json_number_list('extra', 'turn_rewards') }} as turn_rewards,
+        {{ json_list_texts('extra', 'messages', 'role') }} as message_roles,
         ingested_at
     from rollouts
 ),
@@ -84,8 +78,9 @@ counted as (
     select
         *,
         case
-            when len(list_filter(message_roles, role -> role is not null)) > 0
-                then len(list_filter(message_roles, role -> role = 'assistant'))
+            when
+                {{ list_size(list_where('message_roles', 'role', 'role is not null')) }} > 0
+                then {{ list_size(list_where('message_roles', 'role', "role = 'assistant'")) }}
         end as assistant_messages
     from typed
 ),
@@ -94,7 +89,13 @@ agentic as (
     select
         *,
         coalesce(
-            given_num_turns, assistant_messages, len(turn_advantages), len(turn_rewards)
+            given_num_turns,
+            assistant_messages,
+            case
+                when turn_advantages is not null
+                    then {{ list_size('turn_advantages') }}
+            end,
+            case when turn_rewards is not null then {{ list_size('turn_rewards') }} end
         ) as num_turns
     from counted
     where
@@ -108,17 +109,41 @@ agentic as (
         or assistant_messages is not null
 ),
 
+{# an iteration with no agentic rollout: one marker row #}
+{% set columns = [
+    'prompt_hash', 'sample_idx', 'score', 'given_group_id', 'given_num_turns',
+    'max_turns', 'exit_reason', 'total_tokens', 'trainable_tokens',
+    'turn_advantages', 'turn_rewards', 'message_roles', 'assistant_messages',
+    'num_turns',
+] %}
+
 rows_and_markers as (
-    select * from agentic
-    union all by name
     select
-        changed.run_id,
-        changed.iteration,
-        max(changed.ingested_at) as ingested_at
-    from changed
-    anti join agentic
-        on changed.run_id = agentic.run_id and changed.iteration = agentic.iteration
-    group by 1, 2
+        run_id,
+        iteration,
+        {%- for column in columns %}
+            {{ column }},
+        {%- endfor %}
+        ingested_at
+    from agentic
+    union all
+    select
+        markers.run_id,
+        markers.iteration,
+        {%- for column in columns %}
+            null as {{ column }},
+        {%- endfor %}
+        markers.ingested_at
+    from (
+        select
+            changed.run_id,
+            changed.iteration,
+            max(changed.ingested_at) as ingested_at
+        from changed
+        anti join agentic
+            on changed.run_id = agentic.run_id and changed.iteration = agentic.iteration
+        group by 1, 2
+    ) as markers
 ),
 
 final as (

@@ -1,9 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        unique_key=['run_id'],
-    )
-}}
+{{ config(incremental_by(['run_id'])) }}
 {# How much of its observed range each reward function uses over the run's
    pooled samples (every sample of every step): coverage = min(1, IQR /
    range), IQR = P75 - P25 (linear interpolation, as numpy's percentiles);

@@ -1,9 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        unique_key=['run_id', 'step'],
-    )
-}}
+{{ config(incremental_by(['run_id', 'step'])) }}
 {# Each reward function's per-sample statistics at each step (population
    std and variance, as numpy's defaults). Built by step, from the steps of
    int_reward_samples read again since the last build. #}

@@ -1,9 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        unique_key=['run_id', 'step'],
-    )
-}}
+{{ config(incremental_by(['run_id', 'step'])) }}
 {# For each step and each pair of reward functions (function_a <=
    function_b, a function with itself included), the co-moment of their
    per-sample rewards about the step's means, sum_i (a_i - mean_a)(b_i -

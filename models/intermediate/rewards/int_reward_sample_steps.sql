@@ -1,9 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        unique_key=['run_id', 'step'],
-    )
-}}
+{{ config(incremental_by(['run_id', 'step'])) }}
 {# The per-sample total reward R_i (the sum over the step's reward functions)
    and its statistics at each step: n, mean, population std and variance,
    min, max, total, and the reward monitor's entropy: the shifted totals as a

@@ -1,9 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        unique_key=['run_id', 'step'],
-    )
-}}
+{{ config(incremental_by(['run_id', 'step'])) }}
 {# Every per-sample reward of every reward function, one row per run, step,
    sample and function, from the richest source a step has:
    1. rollouts with per-function rewards (a table's or TRL's reward columns,
@@ -58,35 +53,47 @@ rollouts_numbered as (
     from rollouts
 ),
 
-rollout_rewards as (
+{# a rollout's rewards: its functions' (the rewards map), else its seed-style
+   components #}
+rollout_components as (
     select
         run_id,
         step,
         sample_number as sample_idx,
-        {#- unnest(..., recursive := true) expands each struct into its own
-            columns (reward_function, reward), so it takes no alias -#}
-        unnest(  -- noqa: AL03
-            case
-                when cardinality(rewards) > 0
-                    then list_transform(
-                        map_entries(rewards),
-                        entry -> { 'reward_function': entry.key, 'reward': entry.value }
-                    )
-                else list_filter(
-                    [
-                        { 'reward_function': 'V_i', 'reward': v_i },
-                        { 'reward_function': 'S_i', 'reward': s_i },
-                        { 'reward_function': 'format_score', 'reward': format_score }
-                    ],
-                    component -> component.reward is not null
-                )
-            end,
-            recursive := true
-        ),
+        ingested_at,
+        case
+            when cardinality(rewards) > 0
+                then {{ list_map('map_entries(rewards)', 'entry', struct_from({
+                    'reward_function': 'entry.key', 'reward': 'entry.value'
+                })) }}
+            else {{ list_where(list_of([
+                struct_from({'reward_function': "'V_i'", 'reward': 'v_i'}),
+                struct_from({'reward_function': "'S_i'", 'reward': 's_i'}),
+                struct_from({'reward_function': "'format_score'", 'reward': 'format_score'}),
+            ]), 'component', 'component.reward is not null') }}
+        end as components
+    from rollouts_numbered
+),
+
+rollout_positions as (
+    select
+        *,
+        {{ list_positions('components') }} as component_position
+    from rollout_components
+),
+
+rollout_rewards as (
+    select
+        run_id,
+        step,
+        sample_idx,
+        {{ list_element('components', 'component_position') }}.reward_function
+            as reward_function,
+        {{ list_element('components', 'component_position') }}.reward as reward,
         'rollouts' as source,
         1 as source_rank,
         ingested_at
-    from rollouts_numbered
+    from rollout_positions
 ),
 
 monitor_rewards as (
@@ -106,12 +113,6 @@ monitor_rewards as (
 ),
 
 both_sources as (
-    select * from rollout_rewards
-    union all
-    select * from monitor_rewards
-),
-
-picked as (
     select
         run_id,
         step,
@@ -120,10 +121,41 @@ picked as (
         reward,
         source,
         source_rank,
-        max(ingested_at) over (partition by run_id, step) as ingested_through
+        ingested_at
+    from rollout_rewards
+    union all
+    select
+        run_id,
+        step,
+        sample_idx,
+        reward_function,
+        reward,
+        source,
+        source_rank,
+        ingested_at
+    from monitor_rewards
+),
+
+ranked as (
+    select
+        run_id,
+        step,
+        sample_idx,
+        reward_function,
+        reward,
+        source,
+        source_rank,
+        max(ingested_at) over (partition by run_id, step) as ingested_through,
+        min(source_rank) over (partition by run_id, step) as best_rank
     from both_sources
     where reward is not null
-    qualify source_rank = min(source_rank) over (partition by run_id, step)
+),
+
+{# the step's richest source only #}
+picked as (
+    select *
+    from ranked
+    where source_rank = best_rank
 ),
 
 final as (

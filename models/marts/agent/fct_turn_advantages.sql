@@ -17,20 +17,32 @@ agent as (
     where group_id is not null
 ),
 
-given as (
+given_turns as (
     select
         run_id,
         iteration,
         group_id,
         group_sample_idx as sample_idx,
         prompt_hash,
-        generate_subscripts(turn_advantages, 1) as turn,
-        unnest(turn_advantages) as advantage
+        turn_advantages,
+        {{ list_positions('turn_advantages') }} as turn
     from agent
     where turn_advantages is not null
 ),
 
-reward_turns as (
+given as (
+    select
+        run_id,
+        iteration,
+        group_id,
+        sample_idx,
+        prompt_hash,
+        turn,
+        {{ list_element('turn_advantages', 'turn') }} as advantage
+    from given_turns
+),
+
+reward_positions as (
     select
         run_id,
         iteration,
@@ -38,10 +50,23 @@ reward_turns as (
         group_sample_idx as sample_idx,
         prompt_hash,
         turn_advantages is not null as has_given,
-        generate_subscripts(turn_rewards, 1) as turn,
-        unnest(turn_rewards) as turn_reward
+        turn_rewards,
+        {{ list_positions('turn_rewards') }} as turn
     from agent
     where turn_rewards is not null
+),
+
+reward_turns as (
+    select
+        run_id,
+        iteration,
+        group_id,
+        sample_idx,
+        prompt_hash,
+        has_given,
+        turn,
+        {{ list_element('turn_rewards', 'turn') }} as turn_reward
+    from reward_positions
 ),
 
 reward_stats as (
@@ -49,7 +74,7 @@ reward_stats as (
         *,
         {# rounded (to 12 decimals too: a mean of 0 by the math comes out
            as 1e-24), so a reward equal to the mean gives exactly 0 #}
-        {{ exact_float('round(avg(turn_reward) over turn_group, 12)') }}
+        {{ exact_float(round_to('avg(turn_reward) over turn_group', 12)) }}
             as turn_mean,
         {{ exact_float('stddev_pop(turn_reward) over turn_group') }}
             as turn_std,
@@ -85,15 +110,34 @@ from_rewards as (
 
 from_rollouts as (
     select
-        given.*,
+        given.run_id,
+        given.iteration,
+        given.group_id,
+        given.sample_idx,
+        given.prompt_hash,
+        given.turn,
+        given.advantage,
         true as is_given,
         reward_stats.turn_reward
     from given
-    left join reward_stats using (run_id, iteration, group_id, sample_idx, turn)
-    union all by name
+    left join reward_stats
+        on
+            given.run_id = reward_stats.run_id
+            and given.iteration = reward_stats.iteration
+            and given.group_id = reward_stats.group_id
+            and given.sample_idx = reward_stats.sample_idx
+            and given.turn = reward_stats.turn
+    union all
     select
-        * exclude (rollouts_at_turn),
-        false as is_given
+        run_id,
+        iteration,
+        group_id,
+        sample_idx,
+        prompt_hash,
+        turn,
+        advantage,
+        false as is_given,
+        turn_reward
     from from_rewards
 ),
 
@@ -121,13 +165,29 @@ from_log as (
 
 both_sources as (
     select
-        *,
-        'rollouts' as source
+        run_id,
+        iteration,
+        group_id,
+        sample_idx,
+        turn,
+        prompt_hash,
+        'rollouts' as source,
+        advantage,
+        turn_reward,
+        is_given
     from from_rollouts
-    union all by name
+    union all
     select
-        *,
-        'trainer-log' as source
+        run_id,
+        iteration,
+        group_id,
+        sample_idx,
+        turn,
+        null as prompt_hash,
+        'trainer-log' as source,
+        advantage,
+        null as turn_reward,
+        is_given
     from from_log
 ),
 

@@ -15,7 +15,9 @@ iteration_rollouts as (
     select
         run_id,
         iteration,
-        count(distinct row(group_id, sample_idx)) as rollouts
+        count(
+            distinct {{ struct_from({'group_id': 'group_id', 'sample_idx': 'sample_idx'}) }}
+        ) as rollouts
     from turns
     group by 1, 2
 ),
@@ -30,7 +32,7 @@ by_turn as (
         {# advantages standardised within a group sum to 0; published with
            12 significant digits (exact_float) they sum to 0 within about
            1e-11, so the mean keeps 9 decimals #}
-        {{ exact_float('round(avg(advantage), 9)') }} as mean_advantage,
+        {{ exact_float(round_to('avg(advantage)', 9)) }} as mean_advantage,
         {{ exact_float('avg(abs(advantage))') }} as mean_abs_advantage,
         case
             when min(advantage) = max(advantage) then 0.0
@@ -38,7 +40,7 @@ by_turn as (
         end as std_advantage,
         min(advantage) as min_advantage,
         max(advantage) as max_advantage,
-        avg(case when advantage < 0 then 1.0 else 0.0 end) as negative_share,
+        avg(case when advantage < 0 then 1 else 0 end) as negative_share,
         {{ exact_float('avg(turn_reward)') }} as mean_turn_reward,
         bool_and(is_given) as all_given
     from turns

@@ -48,7 +48,7 @@ last_mean_at_5 as (
     select
         run_id,
         prompt_hash,
-        arg_max(mean_at_5, iteration) as last_mean_at_5
+        {{ arg_max('mean_at_5', 'iteration') }} as last_mean_at_5
     from fct_prompt_iteration
     group by 1, 2
 ),
@@ -57,7 +57,7 @@ last_bucket as (
     select
         run_id,
         prompt_hash,
-        arg_max(bucket, iteration) as difficulty_bucket
+        {{ arg_max('bucket', 'iteration') }} as difficulty_bucket
     from fct_difficulty_buckets
     group by 1, 2
 ),
@@ -120,20 +120,24 @@ weighed as (
         case
             when modes.mode = 'upsample'
                 then
-                    printf(
-                        'priority %s: final %.2f + slope %.2f + forgetting %.2f',
-                        prompts_joined.priority,
-                        prompts_joined.final_score_factor,
-                        prompts_joined.learning_rate_factor,
-                        cast(prompts_joined.forgetting_factor as double)
-                    )
+                    'priority '
+                    || prompts_joined.priority
+                    || ': final '
+                    || {{ format_fixed('prompts_joined.final_score_factor', 2) }}
+                    || ' + slope '
+                    || {{ format_fixed('prompts_joined.learning_rate_factor', 2) }}
+                    || ' + forgetting '
+                    || {{ format_fixed(
+                        'cast(prompts_joined.forgetting_factor as double)', 2
+                    ) }}
                     || coalesce('; ' || prompts_joined.stuck_reason, '')
             when modes.mode = 'order'
                 then
                     coalesce(prompts_joined.difficulty_bucket, 'no bucket')
                     || ' (mean@5 '
                     || coalesce(
-                        printf('%.2f', prompts_joined.last_mean_at_5), 'none'
+                        {{ format_fixed('prompts_joined.last_mean_at_5', 2) }},
+                        'none'
                     )
                     || ')'
             else coalesce(prompts_joined.stuck_reason, 'kept: still gives signal')

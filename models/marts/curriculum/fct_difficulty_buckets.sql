@@ -1,9 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        unique_key=['run_id', 'iteration'],
-    )
-}}
+{{ config(incremental_by(['run_id', 'iteration'])) }}
 {# Incremental by (run, iteration): every strategy buckets a prompt against
    its own iteration only. #}
 with

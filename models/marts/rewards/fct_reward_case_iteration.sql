@@ -1,9 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        unique_key=['run_id', 'iteration'],
-    )
-}}
+{{ config(incremental_by(['run_id', 'iteration'])) }}
 with
 
 int_rollouts_scored as (
@@ -36,7 +31,7 @@ final as (
 
         ---------- numerics
         n,
-        n * 1.0 / sum(n) over (partition by run_id, iteration) as share,
+        cast(n as double) / sum(n) over (partition by run_id, iteration) as share,
 
         ---------- timestamps
         max(ingested_through) over (partition by run_id, iteration)

@@ -1,9 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        unique_key=['run_id', 'iteration'],
-    )
-}}
+{{ config(incremental_by(['run_id', 'iteration'])) }}
 with
 
 int_rollouts_scored as (

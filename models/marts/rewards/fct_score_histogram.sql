@@ -1,9 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        unique_key=['run_id'],
-    )
-}}
+{{ config(incremental_by(['run_id'])) }}
 {% set bins = var('score_histogram_bins') %}
 {# Bins span the run's score range, so a run is recomputed whole when any
    of its iterations received rows: read from stg_rollouts, the lake's own
@@ -54,7 +49,13 @@ binned as (
 ),
 
 bin_numbers as (
-    select unnest(range({{ bins }})) as bin_index
+    select bin_numbers.bin_index
+    from (
+        values
+        {%- for bin in range(bins) %}
+            (cast({{ bin }} as bigint)){{ "," if not loop.last }}
+        {%- endfor %}
+    ) as bin_numbers (bin_index)
 ),
 
 all_bins as (
@@ -95,7 +96,7 @@ final as (
         + (all_bins.range_high - all_bins.range_low)
         * (all_bins.bin_index + 1) / {{ bins }} as bin_upper,
         coalesce(counted.n, 0) as n,
-        coalesce(counted.n, 0) * 1.0
+        cast(coalesce(counted.n, 0) as double)
         / sum(coalesce(counted.n, 0)) over (
             partition by all_bins.run_id, all_bins.iteration
         ) as share,

@@ -1,9 +1,4 @@
-{{
-    config(
-        materialized='incremental',
-        unique_key=['run_id', 'iteration'],
-    )
-}}
+{{ config(incremental_by(['run_id', 'iteration'])) }}
 with
 
 int_rollouts_scored as (
@@ -29,7 +24,7 @@ ranked as (
             partition by run_id, iteration
             order by
                 {{ stable_hash(
-                    "prompt_hash || ':' || cast(sample_idx as varchar) || ':"
+                    "prompt_hash || ':' || cast(sample_idx as string) || ':"
                     ~ var('sample_seed') ~ "'"
                 ) }},
                 prompt_hash,
