@@ -48,10 +48,10 @@ def _value(value: Any) -> Any:
         return float(value)
     if isinstance(value, dict):
         return {key: _value(item) for key, item in sorted(value.items())}
+    if hasattr(value, "asDict"):  # a Spark struct (a Row: a tuple, so before lists)
+        return _value(value.asDict())
     if isinstance(value, list | tuple):
         return [_value(item) for item in value]
-    if hasattr(value, "asDict"):  # a Spark struct
-        return _value(value.asDict())
     return value
 
 
