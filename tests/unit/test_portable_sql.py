@@ -75,15 +75,7 @@ CONSTRUCTS: dict[str, str] = {
 NOT_PORTED = {
     # intermediate
     "int_agent_rollouts", "int_metric_audit_findings", "int_metric_audit_recomputed",
-    "int_metric_audit_steps", "int_difficulty_clusters", "int_finding_episodes",
-    "int_finding_flat_stretches", "int_finding_judgements", "int_finding_runs",
-    "int_finding_signals", "int_finding_signals_entropy_collapse_plateau",
-    "int_finding_signals_grad_spike_reward_collapse",
-    "int_finding_signals_infrastructure_bottleneck", "int_finding_signals_kl_runaway",
-    "int_finding_signals_length_truncation", "int_finding_signals_model_quality_degradation",
-    "int_finding_signals_performance_plateau", "int_finding_signals_power_law_scaling",
-    "int_finding_signals_prefix_cache_inefficiency", "int_finding_signals_training_instability",
-    "int_run_findings",
+    "int_metric_audit_steps", "int_difficulty_clusters",
     "int_reward_function_coverage", "int_reward_function_runs", "int_reward_function_steps",
     "int_reward_hacking_points", "int_reward_hacking_series", "int_reward_logged",
     "int_reward_pair_runs",
