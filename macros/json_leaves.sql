@@ -5,13 +5,174 @@
 {#- A select of the scalar leaves of a JSON object column, one row per
     (id, key): key is the path of member names joined with `.`, a name that
     holds `.`, `"`, `[` or `]` quoted (`"optimizer.lr"` is not the nested
-    `optimizer.lr`); value is the JSON text; type the JSON type. A list is one
-    leaf (its JSON text): config lists such as target_modules read best whole. -#}
+    `optimizer.lr`); value is the JSON text; text the value as text (a
+    string's own text, the JSON text of anything else); type the JSON type
+    (DuckDB's names, lower case). A list is one leaf (its JSON text): config
+    lists such as target_modules read best whole. -#}
+{#- Spark has no recursive CTE: the object is opened level by level
+    (variant_explode of Spark's VARIANT), at most json_leaves_depth levels
+    deep (a deeper member with members stops the build with raise_error
+    rather than go missing). The text of each leaf is DuckDB's (yyjson's):
+    numbers as their shortest round-trip digits, fixed from 1e-6 to below
+    1e21 (`0.00001`, `100.0`), `1e-7` and `1e21` beyond; a non-negative
+    integer is ubigint, a negative one bigint, any other number double. A
+    list's text is rebuilt from its elements the same way; a list holding
+    objects or lists has Spark's text for those elements (keys sorted,
+    Java's number format), which may differ from DuckDB's. -#}
 {% macro default__json_leaves(relation, id_column, json_column) %}
-    {%- if execute -%}
-        {{ exceptions.raise_compiler_error("json_leaves: no implementation for " ~ adapter.type()) }}
-    {%- endif -%}
+    {%- set depth = var('json_leaves_depth', 8) -%}
+    {%- set levels = [] -%}
+    {%- for level in range(1, depth + 1) -%}
+        {%- if level == 1 -%}
+            {%- set level_sql -%}
+                select
+                    source.{{ id_column }} as id_value,
+                    {{ _json_key_path('member.key') }} as path,
+                    member.value as node
+                from {{ relation }} as source,
+                    lateral variant_explode(try_parse_json(cast(source.{{ json_column }} as string)))
+                        as member
+                where member.key is not null
+            {%- endset -%}
+        {%- else -%}
+            {%- set level_sql -%}
+                select
+                    up.id_value,
+                    concat(up.path, '.', {{ _json_key_path('member.key') }}) as path,
+                    member.value as node
+                from ({{ levels[-1] }}) as up,
+                    lateral variant_explode(up.node) as member
+                where schema_of_variant(up.node) like 'OBJECT%' and member.key is not null
+            {%- endset -%}
+        {%- endif -%}
+        {%- do levels.append(level_sql) -%}
+    {%- endfor %}
+    select
+        id_value as {{ id_column }},
+        path as key,
+        {{ _variant_json_text('node') }} as value,
+        case
+            when schema_of_variant(node) = 'STRING' then variant_get(node, '$', 'string')
+            else {{ _variant_json_text('node') }}
+        end as text,
+        {{ _variant_json_type('node') }} as type
+    from (
+        {%- for level_sql in levels %}
+        {{ "union all" if not loop.first }}
+        select *, {{ loop.index }} as level from ({{ level_sql }})
+        {%- endfor %}
+    )
+    where
+        case
+            when schema_of_variant(node) not like 'OBJECT%' then true
+            when level = {{ depth }} and to_json(node) <> '{}'
+                then raise_error('json_leaves: an object deeper than {{ depth }} levels (var json_leaves_depth)')
+            else false
+        end
 {% endmacro %}
+
+{% macro _json_key_path(key) %}
+{#- A member name as json_leaves writes it in a path (Spark): quoted when it
+    holds `.`, `"`, `[` or `]`, with `"` escaped. -#}
+    case
+        when {{ key }} rlike '[."\\[\\]]'
+            then concat('"', replace({{ key }}, '"', '\\"'), '"')
+        else {{ key }}
+    end
+{%- endmacro %}
+
+{% macro _variant_json_type(node) %}
+{#- DuckDB's JSON type name (lower case) of a Spark VARIANT scalar or list. -#}
+    case
+        when schema_of_variant({{ node }}) like 'ARRAY%' then 'array'
+        when schema_of_variant({{ node }}) like 'OBJECT%' then 'object'
+        when schema_of_variant({{ node }}) = 'STRING' then 'varchar'
+        when schema_of_variant({{ node }}) = 'BOOLEAN' then 'boolean'
+        when schema_of_variant({{ node }}) = 'VOID' then 'null'
+        when {{ _variant_is_integer(node) }}
+            then case when try_variant_get({{ node }}, '$', 'decimal(20, 0)') >= 0 then 'ubigint' else 'bigint' end
+        else 'double'
+    end
+{%- endmacro %}
+
+{% macro _variant_is_integer(node) %}
+{#- Whether a VARIANT number was written as an integer that DuckDB reads as
+    one (a BIGINT, or a DECIMAL(p, 0) of 2^63 up to 2^64 - 1, its UBIGINT). -#}
+    (schema_of_variant({{ node }}) in ('BIGINT', 'INT', 'SMALLINT', 'TINYINT')
+        or (schema_of_variant({{ node }}) like 'DECIMAL(%,0)'
+            and try_variant_get({{ node }}, '$', 'decimal(20, 0)') between 9223372036854775808 and 18446744073709551615))
+{%- endmacro %}
+
+{% macro _variant_json_text(node, elements=true) %}
+{#- A VARIANT as DuckDB writes it in JSON (see default__json_leaves). -#}
+    case
+        when schema_of_variant({{ node }}) like 'ARRAY%'
+        {%- if elements %}
+            then concat('[', array_join(transform(
+                variant_get({{ node }}, '$', 'array<variant>'),
+                element -> coalesce({{ _variant_json_text('element', elements=false) }}, 'null')
+            ), ','), ']')
+        {%- else %}
+            then to_json({{ node }})
+        {%- endif %}
+        when schema_of_variant({{ node }}) like 'OBJECT%' then to_json({{ node }})
+        when {{ _variant_is_integer(node) }}
+            then cast(try_variant_get({{ node }}, '$', 'decimal(20, 0)') as string)
+        when schema_of_variant({{ node }}) like 'DECIMAL%'
+            or schema_of_variant({{ node }}) in ('DOUBLE', 'FLOAT')
+            then {{ _json_double_text("variant_get(" ~ node ~ ", '$', 'double')") }}
+        else to_json({{ node }})
+    end
+{%- endmacro %}
+
+{% macro _json_double_text(number) %}
+{#- A double as yyjson (DuckDB's JSON) writes it: the shortest digits that
+    read back as the number, fixed notation from 1e-6 to below 1e21 (with
+    `.0` when whole), `d.ddde-7` style beyond. The digits come from Java's
+    %.{p}e for the first p that reads back (rounded from Java's own digits:
+    a number whose shortest form has 17 digits may end one digit off). -#}
+    (case
+        when {{ number }} = 0 then cast({{ number }} as string)
+        else element_at(transform(
+            array(element_at(filter(
+                transform(sequence(0, 16), places -> format_string(concat('%.', places, 'e'), {{ number }})),
+                written -> cast(written as double) = {{ number }}
+            ), 1)),
+            written -> element_at(transform(
+                array(named_struct(
+                    'digits', regexp_replace(
+                        regexp_replace(regexp_extract(written, '^-?([0-9.]+)e', 1), '[.]', ''),
+                        '0+$', ''
+                    ),
+                    'exponent', cast(regexp_extract(written, 'e([-+][0-9]+)$', 1) as int)
+                )),
+                parts -> concat(
+                    case when written like '-%' then '-' else '' end,
+                    case
+                        when parts.exponent >= 21 or parts.exponent <= -7
+                            then concat(
+                                substr(parts.digits, 1, 1),
+                                case
+                                    when length(parts.digits) > 1
+                                        then concat('.', substr(parts.digits, 2))
+                                    else ''
+                                end,
+                                'e', cast(parts.exponent as string)
+                            )
+                        when parts.exponent < 0
+                            then concat('0.', repeat('0', -parts.exponent - 1), parts.digits)
+                        when length(parts.digits) <= parts.exponent + 1
+                            then concat(rpad(parts.digits, parts.exponent + 1, '0'), '.0')
+                        else concat(
+                            substr(parts.digits, 1, parts.exponent + 1), '.',
+                            substr(parts.digits, parts.exponent + 2)
+                        )
+                    end
+                )
+            ), 1)
+        ), 1)
+    end)
+{%- endmacro %}
 
 {% macro duckdb__json_leaves(relation, id_column, json_column) %}
     with recursive tree as (
@@ -55,6 +216,7 @@
         id_value as {{ id_column }},
         path as key,
         value,
+        case when lower(type) = 'varchar' then value ->> '$' else value::varchar end as text,
         lower(type) as type
     from named
     where path <> '' and type <> 'OBJECT' and not in_list

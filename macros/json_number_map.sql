@@ -8,7 +8,7 @@
 {% macro default__json_number_map(key, value) %}
     concat('{', array_join(transform(
         array_sort(collect_list(named_struct('key', {{ key }}, 'value', {{ value }}))),
-        json_member -> concat('"', json_member.key, '":', {{ spark_json_number('json_member.value') }})
+        json_member -> concat('"', json_member.key, '":', {{ _json_double_text('json_member.value') }})
     ), ','), '}')
 {% endmacro %}
 

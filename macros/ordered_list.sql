@@ -1,27 +1,21 @@
-{% macro ordered_list(expression, order_by) %}
-{#- Aggregate: the values of `expression` (nulls kept) as a list, in the
-    order of the `order_by` expressions (ascending; the values themselves
-    break ties on Spark). -#}
-    {%- if order_by is string or not order_by -%}
-        {{ exceptions.raise_compiler_error("ordered_list: order_by is a list of SQL expressions") }}
-    {%- endif -%}
-    {{ return(adapter.dispatch('ordered_list', 'obs')(expression, order_by)) }}
+{% macro ordered_list(value, order_by) %}
+{#- Aggregate: the values as a list in the order of the `order_by` columns
+    (a list of SQL expressions, ascending; ties by the value on Spark). -#}
+    {{ return(adapter.dispatch('ordered_list', 'obs')(value, order_by)) }}
 {% endmacro %}
 
-{#- Spark's collect_list has no order: each value travels in a struct led by
-    its sort keys, and the sorted structs give the values back. -#}
-{% macro default__ordered_list(expression, order_by) %}
+{% macro default__ordered_list(value, order_by) %}
     transform(
         array_sort(collect_list(named_struct(
-        {%- for key in order_by %}
-            'key_{{ loop.index }}', {{ key }},
-        {%- endfor %}
-            'value', {{ expression }}
+            {%- for expression in order_by %}
+            'order_{{ loop.index }}', {{ expression }},
+            {%- endfor %}
+            'value', {{ value }}
         ))),
-        ordered_item -> ordered_item.value
+        ordered -> ordered.value
     )
 {% endmacro %}
 
-{% macro duckdb__ordered_list(expression, order_by) %}
-    list({{ expression }} order by {{ order_by | join(', ') }})
+{% macro duckdb__ordered_list(value, order_by) %}
+    list({{ value }} order by {{ order_by | join(', ') }})
 {% endmacro %}

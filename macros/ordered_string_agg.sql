@@ -1,18 +1,13 @@
-{% macro ordered_string_agg(expression, separator, order_by) %}
-{#- Aggregate: the non-null texts of `expression` joined by `separator` (an
-    SQL string), in the order of the `order_by` expressions (ascending). -#}
-    {%- if order_by is string or not order_by -%}
-        {{ exceptions.raise_compiler_error("ordered_string_agg: order_by is a list of SQL expressions") }}
-    {%- endif -%}
-    {{ return(adapter.dispatch('ordered_string_agg', 'obs')(expression, separator, order_by)) }}
+{% macro ordered_string_agg(value, separator, order_by) %}
+{#- Aggregate: the non-null texts joined by `separator` (SQL text) in the
+    order of the `order_by` columns (a list of SQL expressions, ascending). -#}
+    {{ return(adapter.dispatch('ordered_string_agg', 'obs')(value, separator, order_by)) }}
 {% endmacro %}
 
-{#- Spark: the ordered list, joined (array_join leaves nulls out, as
-    string_agg does). -#}
-{% macro default__ordered_string_agg(expression, separator, order_by) %}
-    array_join({{ default__ordered_list(expression, order_by) }}, {{ separator }})
+{% macro default__ordered_string_agg(value, separator, order_by) %}
+    array_join({{ ordered_list(value, order_by) }}, {{ separator }})
 {% endmacro %}
 
-{% macro duckdb__ordered_string_agg(expression, separator, order_by) %}
-    string_agg({{ expression }}, {{ separator }} order by {{ order_by | join(', ') }})
+{% macro duckdb__ordered_string_agg(value, separator, order_by) %}
+    string_agg({{ value }}, {{ separator }} order by {{ order_by | join(', ') }})
 {% endmacro %}

@@ -1,30 +1,32 @@
+{#- A seed's rows on Spark, as dbt-spark loads them but with each value
+    written as an escaped literal: dbt-spark's session method puts the
+    values into '%s' unescaped, so a text holding a quote (metric_audit_causes'
+    "the run's reward_weights") broke the statement. Every value is a text
+    cast to the column's type, as dbt-spark does it. -#}
 {% macro spark__load_csv_rows(model, agate_table) %}
-{#- dbt-spark's seed loading with every value written as a quoted literal,
-    escaped: dbt-spark's own binds a text by wrapping it in quotes unescaped
-    (its session method formats the statement with %), so a seed text
-    holding an apostrophe (`GRPO's`) breaks the insert. Each value is cast
-    to its column's type, as dbt-spark does. -#}
+    {%- set batch_size = get_batch_size() -%}
     {%- set column_override = model['config'].get('column_types', {}) -%}
     {%- set statements = [] -%}
-    {%- for chunk in agate_table.rows | batch(get_batch_size()) -%}
+    {%- for chunk in agate_table.rows | batch(batch_size) -%}
         {%- set sql -%}
             insert into {{ this.render() }} values
             {% for row in chunk -%}
                 ({%- for col_name in agate_table.column_names -%}
-                    {%- set type = column_override.get(
-                        col_name, adapter.convert_type(agate_table, loop.index0)) -%}
+                    {%- set inferred_type = adapter.convert_type(agate_table, loop.index0) -%}
+                    {%- set type = column_override.get(col_name, inferred_type) -%}
                     {%- set value = row[loop.index0] -%}
                     {%- if value is none -%}
                         cast(null as {{ type }})
                     {%- else -%}
                         cast('{{ value | string | replace("\\", "\\\\") | replace("'", "\\'") }}' as {{ type }})
                     {%- endif -%}
-                    {{- ',' if not loop.last -}}
-                {%- endfor -%}){{ ',' if not loop.last }}
+                    {%- if not loop.last %}, {% endif -%}
+                {%- endfor -%})
+                {%- if not loop.last %},{% endif %}
             {% endfor %}
         {%- endset -%}
         {%- do adapter.add_query(sql, abridge_sql_log=True) -%}
-        {%- if loop.first -%}
+        {%- if loop.index0 == 0 -%}
             {%- do statements.append(sql) -%}
         {%- endif -%}
     {%- endfor -%}

@@ -210,7 +210,6 @@ UNTESTED_LOGIC = {
     "fct_vi_si_points",
     "fct_eval_results",
     "fct_league",
-    "fct_run_config",
 }
 
 

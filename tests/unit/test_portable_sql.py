@@ -74,8 +74,7 @@ CONSTRUCTS: dict[str, str] = {
 # each still uses a construct above, or reads a model that does.
 NOT_PORTED = {
     # intermediate
-    "int_agent_rollouts", "int_metric_audit_findings", "int_metric_audit_recomputed",
-    "int_metric_audit_steps", "int_difficulty_clusters",
+    "int_agent_rollouts", "int_difficulty_clusters",
     "int_reward_function_coverage", "int_reward_function_runs", "int_reward_function_steps",
     "int_reward_hacking_points", "int_reward_hacking_series", "int_reward_logged",
     "int_reward_pair_runs",
@@ -89,7 +88,7 @@ NOT_PORTED = {
     "fct_reward_correlations", "fct_reward_function_importance", "fct_reward_function_quality",
     "fct_reward_function_steps", "fct_reward_hacking", "fct_reward_quality", "fct_reward_steps",
     "fct_score_distribution", "fct_score_histogram", "fct_vi_si_points",
-    "fct_metric_audit", "fct_run_config", "fct_run_findings",
+    "fct_run_findings",
 }  # fmt: skip
 
 JINJA_COMMENT = re.compile(r"\{#.*?#\}", re.S)

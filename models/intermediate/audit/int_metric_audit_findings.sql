@@ -20,11 +20,11 @@ disagreeing as (
         run_id,
         metric,
         canonical_metric,
-        list(step order by step) as steps,
+        {{ ordered_list('step', ['step']) }} as steps,
         min(step) as first_step,
         max(step) as last_step,
         max(difference) as worst_difference,
-        arg_max(step, difference) as worst_step
+        {{ arg_max('step', 'difference') }} as worst_step
     from audit
     where verdict = 'disagrees'
     group by 1, 2, 3
@@ -40,7 +40,8 @@ disagreeing_metrics as (
 run_causes as (
     select
         disagreeing_metrics.run_id,
-        list(causes.cause order by causes.canonical_metric, causes.position) as hypotheses
+        {{ ordered_list('causes.cause', ['causes.canonical_metric', 'causes.position']) }}
+            as hypotheses
     from disagreeing_metrics
     inner join causes on disagreeing_metrics.canonical_metric = causes.canonical_metric
     group by 1
@@ -61,24 +62,27 @@ by_run as (
         min(first_step) as first_step,
         max(last_step) as last_step,
         bool_or(canonical_metric = 'reward_mean') as has_reward_disagreement,
-        list(metric || '_disagrees' order by metric) as signals,
-        -- one key per metric, in metric order: json_group_object keeps the order rows
-        -- arrive in, which changes between builds, and the evidence must not
-        cast(
-            '{' || string_agg(
-                to_json(metric) || ':' || json_object(
-                    'steps', steps,
-                    'worst_step', worst_step,
-                    'worst_difference', worst_difference
-                ),
-                ',' order by metric
-            ) || '}' as json
-        ) as metric_evidence,
-        string_agg(
-            metric || ' at step' || case when len(steps) > 1 then 's ' else ' ' end
-            || array_to_string(steps, ', '),
-            '; ' order by metric
-        ) as details
+        {{ ordered_list("metric || '_disagrees'", ['metric']) }} as signals,
+        {#- one key per metric, in metric order: json_group_object keeps the
+            order rows arrive in, which changes between builds, and the
+            evidence must not #}
+        {{ as_json(
+            "'{' || " ~ ordered_string_agg(
+                json_string('metric') ~ " || ':' || " ~ json_object_of([
+                    ('steps', 'steps', 'bigint_list'),
+                    ('worst_step', 'worst_step', 'bigint'),
+                    ('worst_difference', 'worst_difference', 'double'),
+                ]),
+                "','",
+                ['metric'],
+            ) ~ " || '}'"
+        ) }} as metric_evidence,
+        {{ ordered_string_agg(
+            "metric || ' at step' || case when " ~ list_size('steps')
+            ~ " > 1 then 's ' else ' ' end || " ~ list_join('steps', "', '"),
+            "'; '",
+            ['metric'],
+        ) }} as details
     from disagreeing
     group by 1
 ),
@@ -92,11 +96,11 @@ final as (
         by_run.last_step,
         run_steps.flagged_steps,
         by_run.signals,
-        json_object(
-            'flagged_steps', run_steps.flagged_steps,
-            'metrics', by_run.metric_evidence
-        ) as evidence,
-        coalesce(run_causes.hypotheses, cast([] as varchar[])) as hypotheses,
+        {{ json_object_of([
+            ('flagged_steps', 'run_steps.flagged_steps', 'bigint'),
+            ('metrics', 'by_run.metric_evidence', 'json'),
+        ]) }} as evidence,
+        coalesce(run_causes.hypotheses, {{ empty_list('varchar') }}) as hypotheses,
         'Logged metrics disagree with the rollouts: ' || by_run.details || '.' as summary
     from by_run
     inner join run_steps on by_run.run_id = run_steps.run_id

@@ -13,11 +13,12 @@ rollouts as (
         run_id,
         iteration,
         prompt_hash,
+        sample_idx,
         group_id,
         score,
         rewards,
         response_chars,
-        try_cast(extra ->> 'response_tokens' as double) as response_tokens
+        try_cast({{ json_text('extra', 'response_tokens') }} as double) as response_tokens
     from {{ ref('stg_rollouts') }}
 ),
 
@@ -35,11 +36,13 @@ run_attributes as (
 run_settings as (
     select
         run_id,
-        try_cast(config ->> 'reward_weights' as json) as reward_weights,
+        {{ try_as_json(json_text('config', 'reward_weights')) }} as reward_weights,
         coalesce(
-            try_cast(config ->> 'max_completion_length' as double),
-            try_cast(json_extract_string(config, '$.data.max_response_length') as double),
-            try_cast(config ->> 'data.max_response_length' as double)
+            try_cast({{ json_text('config', 'max_completion_length') }} as double),
+            try_cast(
+                {{ json_text('config', ['data', 'max_response_length']) }} as double
+            ),
+            try_cast({{ json_text('config', 'data.max_response_length') }} as double)
         ) as max_length
     from run_attributes
 ),
@@ -47,16 +50,14 @@ run_settings as (
 samples as (
     select
         rollouts.*,
-        row_number() over () as sample_number
+        {{ row_numbers(['run_id', 'iteration', 'prompt_hash', 'sample_idx']) }} as sample_number
     from rollouts
 ),
 
 function_values as (
     select
         sample_number,
-        unnest(map_keys(rewards)) as function_name,
-        unnest(map_values(rewards)) as reward_value,
-        generate_subscripts(map_keys(rewards), 1) as function_position
+        {{ map_members('rewards', 'function_name', 'reward_value', 'function_position') }}
     from samples
     where rewards is not null
 ),
@@ -66,18 +67,19 @@ function_weights as (
         function_values.sample_number,
         function_values.function_name,
         function_values.reward_value,
-        case json_type(run_settings.reward_weights)
+        case {{ json_kind('run_settings.reward_weights') }}
             when 'ARRAY'
                 then try_cast(
-                    run_settings.reward_weights ->> (function_values.function_position - 1)
-                    as double
+                    {{ json_at(
+                        'run_settings.reward_weights',
+                        index='function_values.function_position - 1'
+                    ) }} as double
                 )
             when 'OBJECT'
                 then try_cast(
-                    json_extract_string(
-                        run_settings.reward_weights,
-                        '$."' || function_values.function_name || '"'
-                    ) as double
+                    {{ json_at(
+                        'run_settings.reward_weights', name='function_values.function_name'
+                    ) }} as double
                 )
         end as weight
     from function_values
@@ -141,7 +143,7 @@ clipped as (
         iteration,
         case
             when count(response_tokens) = count(*) and any_value(max_length) is not null
-                then avg(case when response_tokens >= max_length then 1.0 else 0.0 end)
+                then avg(case when response_tokens >= max_length then 1 else 0 end)
         end as clip_ratio
     from samples_weighted
     group by 1, 2
@@ -167,20 +169,20 @@ group_stats as (
     select
         run_id,
         iteration,
-        avg(case when group_std <= {{ var('audit_zero_std', 1e-8) }} then 1.0 else 0.0 end)
+        avg(case when group_std <= {{ var('audit_zero_std', 1e-8) }} then 1 else 0 end)
             as zero_std_frac,
         case
             when count(group_std_weighted) = count(*)
                 then avg(
                     case
-                        when group_std_weighted <= {{ var('audit_zero_std', 1e-8) }} then 1.0
-                        else 0.0
+                        when group_std_weighted <= {{ var('audit_zero_std', 1e-8) }} then 1
+                        else 0
                     end
                 )
         end as zero_std_frac_weighted,
-        avg(case when min_score >= {{ var('audit_solved_score', 1.0) }} then 1.0 else 0.0 end)
+        avg(case when min_score >= {{ var('audit_solved_score', 1.0) }} then 1 else 0 end)
             as solve_all,
-        avg(case when max_score < {{ var('audit_solved_score', 1.0) }} then 1.0 else 0.0 end)
+        avg(case when max_score < {{ var('audit_solved_score', 1.0) }} then 1 else 0 end)
             as solve_none
     from groups
     group by 1, 2

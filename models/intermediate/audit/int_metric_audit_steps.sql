@@ -33,16 +33,16 @@ logged as (
         metric,
         value as logged_value,
         case
-            when regexp_matches(metric, '^(train/)?rewards/.+/mean$')
+            when {{ regexp_contains('metric', "'^(train/)?rewards/.+/mean$'") }}
                 then 'reward_function_mean'
-            when regexp_matches(metric, '(^|/)solve_(all|none|some)$')
+            when {{ regexp_contains('metric', "'(^|/)solve_(all|none|some)$'") }}
                 then regexp_extract(metric, '(solve_(all|none|some))$', 1)
             when canonical_metric in (
                 'reward_mean', 'reward_std', 'zero_std_frac', 'response_length', 'clip_ratio'
             ) then canonical_metric
         end as audit_metric,
         case
-            when regexp_matches(metric, '^(train/)?rewards/.+/mean$')
+            when {{ regexp_contains('metric', "'^(train/)?rewards/.+/mean$'") }}
                 then regexp_extract(metric, '^(train/)?rewards/(.+)/mean$', 2)
             else ''
         end as function_name
@@ -62,7 +62,7 @@ matched as (
         recomputed.is_comparable,
         recomputed.preference,
         case
-            when recomputed.is_comparable and isfinite(logged.logged_value)
+            when recomputed.is_comparable and {{ is_finite('logged.logged_value') }}
                 then abs(logged.logged_value - recomputed.recomputed_value)
         end as difference,
         {{ var('audit_abs_tolerance', 1e-6) }}
@@ -78,17 +78,24 @@ matched as (
     where logged.audit_metric is not null
 ),
 
+ranked as (
+    select
+        *,
+        row_number() over (
+            partition by run_id, step, metric
+            order by
+                difference is null,
+                difference > tolerance nulls last,
+                difference nulls last,
+                preference
+        ) as match_rank
+    from matched
+),
+
 chosen as (
     select *
-    from matched
-    qualify row_number() over (
-        partition by run_id, step, metric
-        order by
-            difference is null,
-            difference > tolerance,
-            difference,
-            preference
-    ) = 1
+    from ranked
+    where match_rank = 1
 ),
 
 final as (

@@ -192,14 +192,14 @@ final as (
         reported.flagged_steps,
         described.signals,
         {{ json_merge([
-            json_object_of([('flagged_steps', 'reported.flagged_steps')]),
+            json_object_of([('flagged_steps', 'reported.flagged_steps', 'bigint')]),
             'case when reported.cluster_chance is not null then '
             ~ json_object_of([('cluster_chance', round_to(
                 'reported.cluster_chance',
                 '2 - cast(floor(log10(greatest(reported.cluster_chance, 1e-300))) as integer)'
-            ))])
-            ~ ' else ' ~ json_object_of() ~ ' end',
-            'coalesce(evidence.evidence, ' ~ json_object_of() ~ ')',
+            ), 'double')])
+            ~ ' else ' ~ json_object_of([]) ~ ' end',
+            'coalesce(evidence.evidence, ' ~ json_object_of([]) ~ ')',
         ]) }} as evidence,
         coalesce(pattern_hypotheses.hypotheses, {{ empty_list('varchar') }}) as hypotheses,
         labels.label || case

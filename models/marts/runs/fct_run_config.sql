@@ -16,7 +16,7 @@ final as (
     select
         run_id,
         key,
-        case when type = 'varchar' then value ->> '$' else value::varchar end as value,
+        text as value,
         type as value_type
     from leaves
 )
