@@ -88,7 +88,6 @@ NOT_PORTED = {
     "fct_reward_correlations", "fct_reward_function_importance", "fct_reward_function_quality",
     "fct_reward_function_steps", "fct_reward_hacking", "fct_reward_quality", "fct_reward_steps",
     "fct_score_distribution", "fct_score_histogram", "fct_vi_si_points",
-    "fct_run_findings",
 }  # fmt: skip
 
 JINJA_COMMENT = re.compile(r"\{#.*?#\}", re.S)
