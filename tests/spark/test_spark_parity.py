@@ -31,6 +31,7 @@ from obs.runner.spark import missing_for_spark
 
 from tests.conftest import run_cli
 from tests.integration.growing_run import GrowingRun, land_first, land_more
+from tests.integration.test_run_findings import PLANTS, _diverged, _write_verl_lines
 from tests.unit.test_portable_sql import NOT_PORTED, ROOT, _models
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
@@ -52,10 +53,10 @@ def _value(value: Any) -> Any:
         return float(value)
     if isinstance(value, dict):
         return {key: _value(item) for key, item in sorted(value.items())}
+    if hasattr(value, "asDict"):  # a Spark struct (a Row: a tuple, so before lists)
+        return _value(value.asDict())
     if isinstance(value, list | tuple):
         return [_value(item) for item in value]
-    if hasattr(value, "asDict"):  # a Spark struct
-        return _value(value.asDict())
     return value
 
 
@@ -137,8 +138,29 @@ def grown(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GrowingRun]:
     tmp_path = tmp_path_factory.mktemp("spark-parity")
     lake, warehouse = tmp_path / "lake", tmp_path / "warehouse" / "obs.duckdb"
     run = land_first(tmp_path, ["--lake", lake, "--warehouse", warehouse])
+    _land_planted(tmp_path / "planted", lake)
     yield run
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def _land_planted(folder: Path, lake: Path) -> None:
+    """Tracker histories with a planted pattern each (test_run_findings' plants) and
+    one whose reward turns NaN and KL infinite, so that every rule of the findings
+    finds something on both engines (the demo run alone raises two patterns)."""
+    from obs.demo.histories import write_seed_export
+    from obs.ingest.history import ingest_metrics
+
+    for index, (pattern, step) in enumerate(PLANTS.items()):
+        write_seed_export(
+            folder / "exports" / f"{pattern}.json",
+            run_id=f"planted-{pattern}",
+            seed=200 + index,
+            patterns={pattern: step},
+        )
+    ingest_metrics(folder / "exports", lake=lake, fmt="wandb-export")
+    (folder / "logs").mkdir(parents=True)
+    _write_verl_lines(folder / "logs" / "diverged.jsonl", _diverged())
+    ingest_metrics(folder / "logs", lake=lake)
 
 
 def _build_both(run: GrowingRun) -> tuple[Path, Any]:
@@ -157,6 +179,11 @@ def test_spark_builds_the_duckdb_marts_cold_and_incrementally(grown: GrowingRun)
     assert _differences(warehouse, spark) == {}
     # fct_prompt_iteration holds the rows, so the comparison compared something
     assert spark.sql("select count(*) from obs.fct_prompt_iteration").collect()[0][0] > 50
+    # and the findings hold every rule's (the planted runs'), with sentences and evidence
+    found = spark.sql(
+        "select distinct pattern from obs.int_run_findings where pattern is not null"
+    ).collect()
+    assert {row[0] for row in found} >= {*PLANTS, "power_law_scaling"}
 
     land_more(grown)
     warehouse, spark = _build_both(grown)

@@ -1,3 +1,4 @@
+{{ config(incremental_by(['run_id'])) }}
 {# Signals of one pattern closer than `finding_episode_gap` steps make one
    episode (gaps and islands): each signal of the runs judged with its
    episode's number, from 1 in each run and pattern.
@@ -60,12 +61,12 @@ final as (
         judged_runs.run_parts
     from episodes
     inner join judged_runs using (run_id)
-    union all by name
+    union all
     {#- one row per run judged, pattern null: how far it was judged #}
-    select
-        run_id,
-        run_parts
-    from judged_runs
+    {{ judged_run_marks([
+        'pattern', 'signal', 'start_step', 'step', 'episode', 'severity_rank',
+        'strength', 'phrase', 'measures',
+    ]) }}
 )
 
 select * from final

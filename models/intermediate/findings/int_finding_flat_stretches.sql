@@ -1,3 +1,4 @@
+{{ config(incremental_by(['run_id'])) }}
 {# The points from which the reward (or Elo) stays flat to the series' end:
    what the plateau and the entropy-collapse rules read. A point starts a
    flat stretch when, from it to the series' end (at least
@@ -46,16 +47,17 @@ trend_series as (
         numbered.n,
         numbered.value,
         max(numbered.value) over whole as series_max,
-        quantile_cont(numbered.value, 0.95) over whole
-        - quantile_cont(numbered.value, 0.05) over whole as spread,
+        {{ quantile('numbered.value', 0.95) }} over whole
+        - {{ quantile('numbered.value', 0.05) }} over whole as spread,
         greatest(
             {{ window }},
             cast(round({{ var('plateau_horizon_fraction') }} * count(*) over whole) as integer)
         ) as horizon,
         max(numbered.step) over whole as last_step,
         min(numbered.step) over whole as first_step,
-        median(numbered.value) filter (where numbered.n <= {{ spike_window }}) over whole
-            as first_level
+        {#- (the first spike_window points': no FILTER in a window on Spark) #}
+        {{ median('case when numbered.n <= ' ~ spike_window ~ ' then numbered.value end') }}
+            over whole as first_level
     from numbered
     where numbered.metric in ('reward_mean', 'elo')
     window whole as (partition by numbered.run_id, numbered.metric)
@@ -72,7 +74,7 @@ rest_of_series as (
         regr_syy(value, step) over rest as rest_syy,
         regr_sxy(value, step) over rest as rest_sxy,
         avg(value) over rest as rest_mean,
-        avg(case when value = series_max then 1.0 else 0.0 end) over rest as rest_at_max,
+        avg(case when value = series_max then 1 else 0 end) over rest as rest_at_max,
         {#- For placing the plateau's start (hinge_error): sums
             for a hinge y = a + b min(step, c) at c = this step, over the
             whole series (x = step before c, c from it on). -#}
@@ -198,12 +200,13 @@ final as (
         judged_runs.run_parts
     from plateau_points
     inner join judged_runs using (run_id)
-    union all by name
+    union all
     {#- one row per run judged, metric null: how far it was judged #}
-    select
-        run_id,
-        run_parts
-    from judged_runs
+    {{ judged_run_marks([
+        'metric', 'step', 'n', 'last_step', 'series_max', 'spread', 'rest_points',
+        'rest_slope', 'rest_slope_se', 'rest_mean', 'rest_at_max', 'pace_before',
+        'gain_upper', 'hinge_error', 'has_risen_before', 'is_saturated',
+    ]) }}
 )
 
 select * from final

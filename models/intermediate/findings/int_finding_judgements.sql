@@ -1,3 +1,4 @@
+{{ config(incremental_by(['run_id'])) }}
 {# How bad each episode is, and whether it is worth reporting. An episode's
    severity is its worst signal's, except: a plateau (or saturation) with
    fewer than `plateau_min_windows` flat starting points is info; an
@@ -63,8 +64,9 @@ rolled_up as (
             where signal in ({{ excursion_signals }})
             and (
                 signal not in ('max_total_s_spike', 'max_volume_reload_s_spike')
-                or list_filter(measures, m -> m.key like '%\_ratio' escape '\')[1].value
-                >= {{ var('spike_min_ratio') }}
+                or {{ list_element(
+                    filter_list('measures', "m -> right(m.key, 6) = '_ratio'"), 1
+                ) }}.value >= {{ var('spike_min_ratio') }}
             )
         ) as lone_strength,
         bool_and(signal in ({{ excursion_signals }})) as only_excursions,
@@ -116,16 +118,8 @@ cluster_chances as (
         *,
         least(
             1.0,
-            list_sum(
-                list_transform(
-                    range(k, greatest(span_steps, k) + 1),
-                    j -> exp(
-                        lgamma(greatest(span_steps, k) + 1) - lgamma(j + 1)
-                        - lgamma(greatest(span_steps, k) - j + 1)
-                        + j * ln(rate) + (greatest(span_steps, k) - j) * ln(1 - rate)
-                    )
-                )
-            ) * run_steps / greatest(span_steps, k)
+            {{ binomial_tail('k', 'greatest(span_steps, k)', 'rate') }}
+            * run_steps / greatest(span_steps, k)
         ) as chance
     from clusters
 ),
@@ -181,12 +175,12 @@ final as (
         judged_runs.run_parts
     from reported
     inner join judged_runs using (run_id)
-    union all by name
+    union all
     {#- one row per run judged, pattern null: how far it was judged #}
-    select
-        run_id,
-        run_parts
-    from judged_runs
+    {{ judged_run_marks([
+        'pattern', 'episode', 'first_step', 'last_step', 'flagged_steps',
+        'severity_rank', 'cluster_chance',
+    ]) }}
 )
 
 select * from final

@@ -1,3 +1,4 @@
+{{ config(incremental_by(['run_id'])) }}
 {# The runs the findings judge, one row each: every run with a tracker
    history, how many lake parts of it were judged (`run_parts`: the
    findings' models read a run again when this count changes), and the

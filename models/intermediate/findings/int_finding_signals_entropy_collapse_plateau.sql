@@ -1,3 +1,4 @@
+{{ config(incremental_by(['run_id'])) }}
 {# The rule entropy_collapse_plateau: the policy's entropy fell below a
    fraction of its early level, and the reward stopped improving at or after
    that point (a flat starting point of int_finding_flat_stretches).
@@ -39,17 +40,25 @@ entropy_early as (
 entropy_collapse as (
     {# The first point after the early window below the fraction of it. #}
     select
-        stats.run_id,
-        stats.step as collapse_step,
-        stats.value as collapse_entropy,
-        entropy_early.early_entropy
-    from stats
-    inner join entropy_early using (run_id)
-    where
-        stats.metric = 'entropy'
-        and stats.n > {{ window }}
-        and stats.value < {{ var('entropy_collapse_fraction') }} * entropy_early.early_entropy
-    qualify row_number() over (partition by stats.run_id order by stats.step) = 1
+        run_id,
+        collapse_step,
+        collapse_entropy,
+        early_entropy
+    from (
+        select
+            stats.run_id,
+            stats.step as collapse_step,
+            stats.value as collapse_entropy,
+            entropy_early.early_entropy,
+            row_number() over (partition by stats.run_id order by stats.step) as collapse_rank
+        from stats
+        inner join entropy_early using (run_id)
+        where
+            stats.metric = 'entropy'
+            and stats.n > {{ window }}
+            and stats.value < {{ var('entropy_collapse_fraction') }} * entropy_early.early_entropy
+    ) as collapsed_points
+    where collapse_rank = 1
 ),
 
 signals as (
@@ -63,26 +72,23 @@ signals as (
         case when count(*) >= {{ var('plateau_min_windows') }} then 2 else 1 end as severity_rank,
         -any_value(entropy_collapse.collapse_entropy) as strength,
         'entropy fell to '
-        || cast(round(any_value(entropy_collapse.collapse_entropy), 3) as varchar)
+        || {{ number_text(round_to('any_value(entropy_collapse.collapse_entropy)', 3)) }}
         || ' at step ' || entropy_collapse.collapse_step || ' (under '
         || '{{ var("entropy_collapse_fraction") }}' || ' of its early '
-        || cast(round(any_value(entropy_collapse.early_entropy), 3) as varchar)
+        || {{ number_text(round_to('any_value(entropy_collapse.early_entropy)', 3)) }}
         || '), then reward_mean stopped improving (flat from step '
         || min(plateau.step) || ')' as phrase,
-        [
-            { 'key': 'early_entropy', 'value': any_value(entropy_collapse.early_entropy) },
-            { 'key': 'collapse_entropy', 'value': any_value(entropy_collapse.collapse_entropy) },
-            {
-                'key': 'entropy_fraction',
-                'value': any_value(entropy_collapse.collapse_entropy)
-                / any_value(entropy_collapse.early_entropy)
-            },
-            { 'key': 'plateau_first_step', 'value': cast(min(plateau.step) as double) },
-            {
-                'key': 'reward_mean_slope',
-                'value': arg_min(plateau.rest_slope, plateau.step)
-            }
-        ] as measures
+        {{ key_value_list([
+            ("'early_entropy'", 'any_value(entropy_collapse.early_entropy)'),
+            ("'collapse_entropy'", 'any_value(entropy_collapse.collapse_entropy)'),
+            (
+                "'entropy_fraction'",
+                'any_value(entropy_collapse.collapse_entropy)'
+                ~ ' / any_value(entropy_collapse.early_entropy)'
+            ),
+            ("'plateau_first_step'", 'cast(min(plateau.step) as double)'),
+            ("'reward_mean_slope'", arg_min('plateau.rest_slope', 'plateau.step')),
+        ]) }} as measures
     from entropy_collapse
     inner join plateau_points as plateau
         on
@@ -99,12 +105,12 @@ final as (
         judged_runs.run_parts
     from signals
     inner join judged_runs using (run_id)
-    union all by name
+    union all
     {#- one row per run judged, pattern null: how far it was judged #}
-    select
-        run_id,
-        run_parts
-    from judged_runs
+    {{ judged_run_marks([
+        'pattern', 'signal', 'start_step', 'step', 'severity_rank', 'strength',
+        'phrase', 'measures',
+    ]) }}
 )
 
 select * from final

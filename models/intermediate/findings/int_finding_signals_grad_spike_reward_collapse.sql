@@ -1,3 +1,4 @@
+{{ config(incremental_by(['run_id'])) }}
 {# The rule grad_spike_reward_collapse: a gradient-norm excursion followed,
    within `collapse_window` steps, by a lasting fall of the reward (its mean
    over `collapse_min_points` points well below its level before the spike,
@@ -61,19 +62,33 @@ reward_after_spike as (
     {# The first reward point at or after the spike: its trailing median
        holds only earlier points. #}
     select
-        grad_spikes.*,
-        reward.trailing_median,
-        reward.noise_scale as reward_noise,
-        reward.trailing_points as reward_points_before
-    from grad_spikes
-    inner join stats as reward
-        on
-            grad_spikes.run_id = reward.run_id
-            and reward.metric = 'reward_mean'
-            and grad_spikes.spike_step <= reward.step
-    qualify row_number() over (
-        partition by grad_spikes.run_id, grad_spikes.spike_step order by reward.step
-    ) = 1
+        run_id,
+        spike_step,
+        grad_norm,
+        grad_z,
+        grad_trailing_median,
+        is_burn_in_spike,
+        grad_before,
+        trailing_median,
+        reward_noise,
+        reward_points_before
+    from (
+        select
+            grad_spikes.*,
+            reward.trailing_median,
+            reward.noise_scale as reward_noise,
+            reward.trailing_points as reward_points_before,
+            row_number() over (
+                partition by grad_spikes.run_id, grad_spikes.spike_step order by reward.step
+            ) as reward_rank
+        from grad_spikes
+        inner join stats as reward
+            on
+                grad_spikes.run_id = reward.run_id
+                and reward.metric = 'reward_mean'
+                and grad_spikes.spike_step <= reward.step
+    ) as rewards_after_spike
+    where reward_rank = 1
 ),
 
 reward_at_start as (
@@ -81,7 +96,7 @@ reward_at_start as (
     select
         grad_spikes.run_id,
         grad_spikes.spike_step,
-        median(reward.value) as early_median,
+        {{ median('reward.value') }} as early_median,
         count(*) as early_points
     from grad_spikes
     inner join stats as reward
@@ -122,10 +137,12 @@ collapsed_points as (
         reward_before_spike.*,
         moving.step as reward_step,
         moving.run_mean as reward,
-        (reward_before_spike.reward_before - moving.run_mean) / (
-            reward_before_spike.reward_noise
-            * sqrt(1.0 / moving.run_points + 1.0 / reward_before_spike.baseline_points)
-        ) as drop_z
+        {#- (a noiseless reward's drop is infinitely many standard errors) #}
+        {{ divide(
+            'reward_before_spike.reward_before - moving.run_mean',
+            'reward_before_spike.reward_noise * sqrt(1.0 / moving.run_points'
+            ~ ' + 1.0 / reward_before_spike.baseline_points)'
+        ) }} as drop_z
     from reward_before_spike
     inner join judged_runs on reward_before_spike.run_id = judged_runs.run_id
     inner join reward_moving as moving
@@ -160,7 +177,7 @@ collapses as (
         any_value(reward_before) as reward_before,
         any_value(is_early_baseline) as is_early_baseline,
         min(reward) as reward_min,
-        arg_min(reward_step, reward) as collapse_step,
+        {{ arg_min('reward_step', 'reward') }} as collapse_step,
         max(drop_z) as drop_z
     from collapsed_points
     group by 1, 2
@@ -175,22 +192,24 @@ signals as (
         spike_step as step,
         3 as severity_rank,
         grad_z as strength,
-        'grad_norm reached ' || cast(round(grad_norm, 3) as varchar) || ' at step ' || spike_step
+        'grad_norm reached ' || {{ number_text(round_to('grad_norm', 3)) }}
+        || ' at step ' || spike_step
         || case
             when is_burn_in_spike
                 then
-                    ' from ' || cast(round(grad_before, 3) as varchar) || ' the point before, z '
-                    || cast(round(grad_z, 1) as varchar)
+                    ' from ' || {{ number_text(round_to('grad_before', 3)) }}
+                    || ' the point before, z '
+                    || {{ number_text(round_to('grad_z', 1)) }}
                     || ' against its step-to-step changes (burn-in)'
             else
-                ', z ' || cast(round(grad_z, 1) as varchar) || ' above its trailing median '
-                || cast(round(grad_trailing_median, 3) as varchar)
+                ', z ' || {{ number_text(round_to('grad_z', 1)) }} || ' above its trailing median '
+                || {{ number_text(round_to('grad_trailing_median', 3)) }}
         end as phrase,
-        [
-            { 'key': 'grad_norm', 'value': grad_norm },
-            { 'key': 'grad_norm_z', 'value': grad_z },
-            { 'key': 'spike_step', 'value': cast(spike_step as double) }
-        ] as measures
+        {{ key_value_list([
+            ("'grad_norm'", 'grad_norm'),
+            ("'grad_norm_z'", 'grad_z'),
+            ("'spike_step'", 'cast(spike_step as double)'),
+        ]) }} as measures
     from collapses
     union all
     select
@@ -201,31 +220,28 @@ signals as (
         collapse_step as step,
         3 as severity_rank,
         drop_z as strength,
-        'then reward_mean averaged ' || cast(round(reward_min, 3) as varchar)
+        'then reward_mean averaged ' || {{ number_text(round_to('reward_min', 3)) }}
         || ' over the {{ var("collapse_min_points") }} points from step ' || collapse_step || ', '
         || cast(
             cast(
                 round(100 * (reward_before - reward_min) / nullif(abs(reward_before), 0))
                 as bigint
-            ) as varchar
+            ) as string
         )
         || case
             when is_early_baseline then '% below its median up to the spike '
             else '% below its trailing median '
         end
-        || cast(round(reward_before, 3) as varchar)
-        || ' (z ' || cast(round(drop_z, 1) as varchar) || ')' as phrase,
-        [
-            { 'key': 'reward_before', 'value': reward_before },
-            { 'key': 'reward_min', 'value': reward_min },
-            {
-                'key': 'drop_fraction',
-                'value': (reward_before - reward_min) / nullif(abs(reward_before), 0)
-            },
-            { 'key': 'reward_drop_z', 'value': drop_z },
-            { 'key': 'collapse_step', 'value': cast(collapse_step as double) },
-            { 'key': 'steps_to_collapse', 'value': cast(collapse_step - spike_step as double) }
-        ] as measures
+        || {{ number_text(round_to('reward_before', 3)) }}
+        || ' (z ' || {{ number_text(round_to('drop_z', 1)) }} || ')' as phrase,
+        {{ key_value_list([
+            ("'reward_before'", 'reward_before'),
+            ("'reward_min'", 'reward_min'),
+            ("'drop_fraction'", '(reward_before - reward_min) / nullif(abs(reward_before), 0)'),
+            ("'reward_drop_z'", 'drop_z'),
+            ("'collapse_step'", 'cast(collapse_step as double)'),
+            ("'steps_to_collapse'", 'cast(collapse_step - spike_step as double)'),
+        ]) }} as measures
     from collapses
 ),
 
@@ -235,12 +251,12 @@ final as (
         judged_runs.run_parts
     from signals
     inner join judged_runs using (run_id)
-    union all by name
+    union all
     {#- one row per run judged, pattern null: how far it was judged #}
-    select
-        run_id,
-        run_parts
-    from judged_runs
+    {{ judged_run_marks([
+        'pattern', 'signal', 'start_step', 'step', 'severity_rank', 'strength',
+        'phrase', 'measures',
+    ]) }}
 )
 
 select * from final

@@ -1,3 +1,4 @@
+{{ config(incremental_by(['run_id'])) }}
 {# The rule infrastructure_bottleneck: failed rollouts
    (int_rollout_reliability), and excursions of the slowest game's and the
    slowest volume reload's times (in log space; judged in
@@ -31,9 +32,11 @@ signals as (
         step,
         2 as severity_rank,
         failed_rollouts as strength,
-        cast(cast(round(failed_rollouts) as bigint) as varchar) || ' failed rollouts at step '
+        cast(cast(round(failed_rollouts) as bigint) as string) || ' failed rollouts at step '
         || step as phrase,
-        [{ 'key': 'failed_rollouts', 'value': failed_rollouts }] as measures
+        {{ key_value_list([
+            ("'failed_rollouts'", 'failed_rollouts'),
+        ]) }} as measures
     from reliability
     where is_failure
     union all
@@ -53,16 +56,17 @@ signals as (
             when 'max_total_s' then 'the slowest game took '
             else 'a volume reload took '
         end
-        || cast(round(value, 2) as varchar) || ' s at step ' || step
-        || ', z ' || cast(round(z, 1) as varchar) || ', '
-        || cast(round(value / trailing_median, 1) as varchar) || 'x its trailing median '
-        || cast(round(trailing_median, 2) as varchar) || ' s' as phrase,
-        [
-            { 'key': metric, 'value': value },
-            { 'key': metric || '_z', 'value': z },
-            { 'key': metric || '_ratio', 'value': value / trailing_median },
-            { 'key': metric || '_trailing_median', 'value': trailing_median }
-        ] as measures
+        || {{ number_text(round_to('value', 2)) }} || ' s at step ' || step
+        || ', z ' || {{ number_text(round_to('z', 1)) }} || ', '
+        || {{ number_text(round_to(divide('value', 'trailing_median'), 1)) }}
+        || 'x its trailing median '
+        || {{ number_text(round_to('trailing_median', 2)) }} || ' s' as phrase,
+        {{ key_value_list([
+            ('metric', 'value'),
+            ("metric || '_z'", 'z'),
+            ("metric || '_ratio'", divide('value', 'trailing_median')),
+            ("metric || '_trailing_median'", 'trailing_median'),
+        ]) }} as measures
     from stats
     where metric in ('max_total_s', 'max_volume_reload_s') and z > {{ spike_z }}
 ),
@@ -73,12 +77,12 @@ final as (
         judged_runs.run_parts
     from signals
     inner join judged_runs using (run_id)
-    union all by name
+    union all
     {#- one row per run judged, pattern null: how far it was judged #}
-    select
-        run_id,
-        run_parts
-    from judged_runs
+    {{ judged_run_marks([
+        'pattern', 'signal', 'start_step', 'step', 'severity_rank', 'strength',
+        'phrase', 'measures',
+    ]) }}
 )
 
 select * from final

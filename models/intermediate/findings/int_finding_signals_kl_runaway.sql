@@ -1,3 +1,4 @@
+{{ config(incremental_by(['run_id'])) }}
 {# The rule kl_runaway: KL above its limit (critical above twice it), or
    rising steadily on course to reach it.
 
@@ -25,12 +26,13 @@ signals as (
         step,
         case when value > 2 * {{ var('kl_max') }} then 3 else 2 end as severity_rank,
         value as strength,
-        'kl reached ' || cast(round(value, 3) as varchar) || ' at step ' || step || ' (limit '
+        'kl reached ' || {{ number_text(round_to('value', 3)) }} || ' at step ' || step
+        || ' (limit '
         || '{{ var("kl_max") }}' || ')' as phrase,
-        [
-            { 'key': 'kl', 'value': value },
-            { 'key': 'kl_max', 'value': cast({{ var('kl_max') }} as double) }
-        ] as measures
+        {{ key_value_list([
+            ("'kl'", 'value'),
+            ("'kl_max'", "cast(" ~ var('kl_max') ~ " as double)"),
+        ]) }} as measures
     from stats
     where metric = 'kl' and value > {{ var('kl_max') }}
     union all
@@ -42,19 +44,17 @@ signals as (
         step,
         2 as severity_rank,
         window_slope as strength,
-        'kl rose steadily ' || cast(round(window_slope, 4) as varchar) || ' a step over steps '
-        || window_first_step || '-' || step || ' to ' || cast(round(value, 3) as varchar)
+        'kl rose steadily ' || {{ number_text(round_to('window_slope', 4)) }}
+        || ' a step over steps '
+        || window_first_step || '-' || step || ' to ' || {{ number_text(round_to('value', 3)) }}
         || ', on course for ' || '{{ var("kl_max") }}' || ' within '
         || '{{ var("kl_projection_steps") }}' || ' steps' as phrase,
-        [
-            { 'key': 'kl', 'value': value },
-            { 'key': 'kl_slope', 'value': window_slope },
-            { 'key': 'kl_r_squared', 'value': window_r2 },
-            {
-                'key': 'kl_projected',
-                'value': value + window_slope * {{ var('kl_projection_steps') }}
-            }
-        ] as measures
+        {{ key_value_list([
+            ("'kl'", 'value'),
+            ("'kl_slope'", 'window_slope'),
+            ("'kl_r_squared'", 'window_r2'),
+            ("'kl_projected'", "value + window_slope * " ~ var('kl_projection_steps')),
+        ]) }} as measures
     from stats
     where
         metric = 'kl'
@@ -71,12 +71,12 @@ final as (
         judged_runs.run_parts
     from signals
     inner join judged_runs using (run_id)
-    union all by name
+    union all
     {#- one row per run judged, pattern null: how far it was judged #}
-    select
-        run_id,
-        run_parts
-    from judged_runs
+    {{ judged_run_marks([
+        'pattern', 'signal', 'start_step', 'step', 'severity_rank', 'strength',
+        'phrase', 'measures',
+    ]) }}
 )
 
 select * from final

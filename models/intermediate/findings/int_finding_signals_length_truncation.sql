@@ -1,3 +1,4 @@
+{{ config(incremental_by(['run_id'])) }}
 {# The rule length_truncation: responses cut at the maximum length, the
    clipped share above its limit and rising steadily while the response
    length rises.
@@ -28,19 +29,21 @@ signals as (
         clip.step,
         2 as severity_rank,
         clip.value as strength,
-        'clip_ratio reached ' || cast(round(clip.value, 3) as varchar) || ' at step ' || clip.step
+        'clip_ratio reached ' || {{ number_text(round_to('clip.value', 3)) }}
+        || ' at step ' || clip.step
         || ' (above ' || '{{ var("clip_ratio_max") }}' || '), rising '
-        || cast(round(clip.window_slope, 4) as varchar) || ' a step with response_length rising '
-        || cast(round(length.window_slope, 1) as varchar) || ' a step to '
-        || cast(cast(round(length.value) as bigint) as varchar)
+        || {{ number_text(round_to('clip.window_slope', 4)) }}
+        || ' a step with response_length rising '
+        || {{ number_text(round_to('length.window_slope', 1)) }} || ' a step to '
+        || cast(cast(round(length.value) as bigint) as string)
             as phrase,
-        [
-            { 'key': 'clip_ratio', 'value': clip.value },
-            { 'key': 'clip_ratio_slope', 'value': clip.window_slope },
-            { 'key': 'clip_ratio_max', 'value': cast({{ var('clip_ratio_max') }} as double) },
-            { 'key': 'response_length', 'value': length.value },
-            { 'key': 'response_length_slope', 'value': length.window_slope }
-        ] as measures
+        {{ key_value_list([
+            ("'clip_ratio'", 'clip.value'),
+            ("'clip_ratio_slope'", 'clip.window_slope'),
+            ("'clip_ratio_max'", "cast(" ~ var('clip_ratio_max') ~ " as double)"),
+            ("'response_length'", 'length.value'),
+            ("'response_length_slope'", 'length.window_slope'),
+        ]) }} as measures
     from stats as clip
     inner join stats as length
         on
@@ -63,12 +66,12 @@ final as (
         judged_runs.run_parts
     from signals
     inner join judged_runs using (run_id)
-    union all by name
+    union all
     {#- one row per run judged, pattern null: how far it was judged #}
-    select
-        run_id,
-        run_parts
-    from judged_runs
+    {{ judged_run_marks([
+        'pattern', 'signal', 'start_step', 'step', 'severity_rank', 'strength',
+        'phrase', 'measures',
+    ]) }}
 )
 
 select * from final

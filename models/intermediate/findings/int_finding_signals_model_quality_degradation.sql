@@ -1,3 +1,4 @@
+{{ config(incremental_by(['run_id'])) }}
 {# The rule model_quality_degradation: the extraction rate below its minimum
    two points running, empty responses rising well above their earlier
    level, and the reward falling while the loss stays low (not right after a
@@ -42,15 +43,13 @@ signals as (
         step,
         2 as severity_rank,
         -value as strength,
-        'extraction_rate ' || cast(round(value, 3) as varchar) || ' at step ' || step || ', below '
+        'extraction_rate ' || {{ number_text(round_to('value', 3)) }} || ' at step ' || step
+        || ', below '
         || '{{ var("extraction_rate_min") }}' as phrase,
-        [
-            { 'key': 'extraction_rate', 'value': value },
-            {
-                'key': 'extraction_rate_min',
-                'value': cast({{ var('extraction_rate_min') }} as double)
-            }
-        ] as measures
+        {{ key_value_list([
+            ("'extraction_rate'", 'value'),
+            ("'extraction_rate_min'", "cast(" ~ var('extraction_rate_min') ~ " as double)"),
+        ]) }} as measures
     from (
         select
             *,
@@ -71,15 +70,15 @@ signals as (
         step,
         2 as severity_rank,
         window_mean / greatest(baseline_mean, 1) as strength,
-        'empty_responses averaged ' || cast(round(window_mean, 1) as varchar)
+        'empty_responses averaged ' || {{ number_text(round_to('window_mean', 1)) }}
         || ' a step over steps ' || window_first_step || '-' || step || ', up from '
-        || cast(round(baseline_mean, 1) as varchar)
+        || {{ number_text(round_to('baseline_mean', 1)) }}
             as phrase,
-        [
-            { 'key': 'empty_responses_window_mean', 'value': window_mean },
-            { 'key': 'empty_responses_baseline_mean', 'value': baseline_mean },
-            { 'key': 'empty_responses_slope', 'value': window_slope }
-        ] as measures
+        {{ key_value_list([
+            ("'empty_responses_window_mean'", 'window_mean'),
+            ("'empty_responses_baseline_mean'", 'baseline_mean'),
+            ("'empty_responses_slope'", 'window_slope'),
+        ]) }} as measures
     from stats
     where
         metric = 'empty_responses'
@@ -96,25 +95,26 @@ signals as (
         reward.step,
         2 as severity_rank,
         -reward.window_slope as strength,
-        'reward_mean fell ' || cast(round(-reward.window_slope, 4) as varchar)
+        'reward_mean fell ' || {{ number_text(round_to('-reward.window_slope', 4)) }}
         || ' a step over steps ' || reward.window_first_step || '-' || reward.step
-        || ' to a mean of ' || cast(round(reward.window_mean, 3) as varchar) || ' from '
-        || cast(round(reward.baseline_mean, 3) as varchar) || ' before'
+        || ' to a mean of ' || {{ number_text(round_to('reward.window_mean', 3)) }} || ' from '
+        || {{ number_text(round_to('reward.baseline_mean', 3)) }} || ' before'
         || case
             when loss.step is not null
                 then
-                    ', while loss stayed low (' || cast(round(loss.window_mean, 3) as varchar)
-                    || ' against ' || cast(round(loss.baseline_mean, 3) as varchar) || ')'
+                    ', while loss stayed low ('
+                    || {{ number_text(round_to('loss.window_mean', 3)) }}
+                    || ' against ' || {{ number_text(round_to('loss.baseline_mean', 3)) }} || ')'
             else ' (no loss logged)'
         end as phrase,
-        [
-            { 'key': 'reward_mean_slope', 'value': reward.window_slope },
-            { 'key': 'reward_mean_window_mean', 'value': reward.window_mean },
-            { 'key': 'reward_mean_baseline_mean', 'value': reward.baseline_mean },
-            { 'key': 'reward_mean_drop_z', 'value': reward.drop_z },
-            { 'key': 'loss_window_mean', 'value': loss.window_mean },
-            { 'key': 'loss_baseline_mean', 'value': loss.baseline_mean }
-        ] as measures
+        {{ key_value_list([
+            ("'reward_mean_slope'", 'reward.window_slope'),
+            ("'reward_mean_window_mean'", 'reward.window_mean'),
+            ("'reward_mean_baseline_mean'", 'reward.baseline_mean'),
+            ("'reward_mean_drop_z'", 'reward.drop_z'),
+            ("'loss_window_mean'", 'loss.window_mean'),
+            ("'loss_baseline_mean'", 'loss.baseline_mean'),
+        ]) }} as measures
     from (
         {#- How far the window's mean sits below the baseline's, in standard
             errors of the difference. #}
@@ -160,12 +160,12 @@ final as (
         judged_runs.run_parts
     from signals
     inner join judged_runs using (run_id)
-    union all by name
+    union all
     {#- one row per run judged, pattern null: how far it was judged #}
-    select
-        run_id,
-        run_parts
-    from judged_runs
+    {{ judged_run_marks([
+        'pattern', 'signal', 'start_step', 'step', 'severity_rank', 'strength',
+        'phrase', 'measures',
+    ]) }}
 )
 
 select * from final

@@ -1,3 +1,4 @@
+{{ config(incremental_by(['run_id'])) }}
 {# The rule performance_plateau: the reward (or Elo) stopped improving. Of
    the points that start a flat stretch to the series' end
    (int_finding_flat_stretches), the one where a hinge fits the series best
@@ -45,42 +46,44 @@ signals as (
         case
             when is_saturated
                 then
-                    metric || ' sat at its maximum ' || cast(round(series_max, 3) as varchar)
-                    || ' on ' || cast(cast(round(100 * rest_at_max) as bigint) as varchar)
+                    metric || ' sat at its maximum ' || {{ number_text(round_to('series_max', 3)) }}
+                    || ' on ' || cast(cast(round(100 * rest_at_max) as bigint) as string)
                     || '% of the points from step ' || step || ' to ' || last_step
             else
                 metric || ' stopped improving at step ' || step || ': to step ' || last_step
-                || ' its trend was ' || cast(round(rest_slope, 6) + 0.0 as varchar)
-                || ' a step (mean ' || cast(round(rest_mean, 3) as varchar)
-                || '), at most ' || cast(round(gain_upper, 4) + 0.0 as varchar)
+                || ' its trend was ' || {{ number_text(round_to('rest_slope', 6) ~ ' + 0.0') }}
+                || ' a step (mean ' || {{ number_text(round_to('rest_mean', 3)) }}
+                || '), at most ' || {{ number_text(round_to('gain_upper', 4) ~ ' + 0.0') }}
                 || ' gained by the end within {{ var('trend_z') }} standard errors'
                 || coalesce(
-                    ' (its pace before: ' || cast(round(pace_before, 6) + 0.0 as varchar)
+                    ' (its pace before: '
+                    || {{ number_text(round_to('pace_before', 6) ~ ' + 0.0') }}
                     || ' a step)',
                     ''
                 )
         end
         || ' (' || flat_points || ' flat starting points)' as phrase,
-        [
-            { 'key': metric || '_slope', 'value': rest_slope },
-            { 'key': metric || '_slope_se', 'value': rest_slope_se },
-            { 'key': metric || '_mean_after', 'value': rest_mean },
-            { 'key': metric || '_gain_upper', 'value': gain_upper },
-            { 'key': metric || '_spread', 'value': spread },
-            { 'key': metric || '_pace_before', 'value': pace_before },
-            { 'key': metric || '_share_at_max', 'value': rest_at_max },
-            { 'key': metric || '_flat_points', 'value': cast(flat_points as double) }
-        ] as measures
+        {{ key_value_list([
+            ("metric || '_slope'", 'rest_slope'),
+            ("metric || '_slope_se'", 'rest_slope_se'),
+            ("metric || '_mean_after'", 'rest_mean'),
+            ("metric || '_gain_upper'", 'gain_upper'),
+            ("metric || '_spread'", 'spread'),
+            ("metric || '_pace_before'", 'pace_before'),
+            ("metric || '_share_at_max'", 'rest_at_max'),
+            ("metric || '_flat_points'", 'cast(flat_points as double)'),
+        ]) }} as measures
     from (
         select
             *,
-            count(*) over (partition by run_id, metric, is_saturated) as flat_points
+            count(*) over (partition by run_id, metric, is_saturated) as flat_points,
+            row_number() over (
+                partition by run_id, metric, is_saturated
+                order by hinge_error nulls last, step
+            ) as hinge_rank
         from plateau_points
     ) as with_flat_points
-    qualify row_number() over (
-        partition by run_id, metric, is_saturated
-        order by hinge_error nulls last, step
-    ) = 1
+    where hinge_rank = 1
 ),
 
 final as (
@@ -89,12 +92,12 @@ final as (
         judged_runs.run_parts
     from signals
     inner join judged_runs using (run_id)
-    union all by name
+    union all
     {#- one row per run judged, pattern null: how far it was judged #}
-    select
-        run_id,
-        run_parts
-    from judged_runs
+    {{ judged_run_marks([
+        'pattern', 'signal', 'start_step', 'step', 'severity_rank', 'strength',
+        'phrase', 'measures',
+    ]) }}
 )
 
 select * from final

@@ -1,3 +1,4 @@
+{{ config(incremental_by(['run_id'])) }}
 {# The rule power_law_scaling: the run's reward follows a power of its
    compute (a run fit of int_power_law_fit); information, not a fault.
 
@@ -28,19 +29,19 @@ signals as (
         last_step as step,
         1 as severity_rank,
         r_squared as strength,
-        'reward ~ ' || cast(round(prefactor, 5) as varchar) || ' * compute^'
-        || cast(round(exponent, 3) as varchar) || ' (r_squared '
-        || cast(round(r_squared, 3) as varchar) || ' over ' || n_used || ' points, '
+        'reward ~ ' || {{ number_text(round_to('prefactor', 5)) }} || ' * compute^'
+        || {{ number_text(round_to('exponent', 3)) }} || ' (r_squared '
+        || {{ number_text(round_to('r_squared', 3)) }} || ' over ' || n_used || ' points, '
         || n_excluded || ' non-positive excluded)' as phrase,
-        [
-            { 'key': 'exponent', 'value': exponent },
-            { 'key': 'prefactor', 'value': prefactor },
-            { 'key': 'r_squared', 'value': r_squared },
-            { 'key': 'n_used', 'value': cast(n_used as double) },
-            { 'key': 'n_excluded', 'value': cast(n_excluded as double) },
-            { 'key': 'target_reward', 'value': target_reward },
-            { 'key': 'compute_for_target', 'value': compute_for_target }
-        ] as measures
+        {{ key_value_list([
+            ("'exponent'", 'exponent'),
+            ("'prefactor'", 'prefactor'),
+            ("'r_squared'", 'r_squared'),
+            ("'n_used'", 'cast(n_used as double)'),
+            ("'n_excluded'", 'cast(n_excluded as double)'),
+            ("'target_reward'", 'target_reward'),
+            ("'compute_for_target'", 'compute_for_target'),
+        ]) }} as measures
     from power_law
     where exponent is not null
 ),
@@ -51,12 +52,12 @@ final as (
         judged_runs.run_parts
     from signals
     inner join judged_runs using (run_id)
-    union all by name
+    union all
     {#- one row per run judged, pattern null: how far it was judged #}
-    select
-        run_id,
-        run_parts
-    from judged_runs
+    {{ judged_run_marks([
+        'pattern', 'signal', 'start_step', 'step', 'severity_rank', 'strength',
+        'phrase', 'measures',
+    ]) }}
 )
 
 select * from final

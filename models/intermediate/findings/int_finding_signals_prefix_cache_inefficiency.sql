@@ -1,3 +1,4 @@
+{{ config(incremental_by(['run_id'])) }}
 {# The rule prefix_cache_inefficiency: a low prefix-cache hit rate after the
    warm-up steps, or no cache metric at all in a run of the trainer that
    logs them (int_cache_stats).
@@ -29,17 +30,18 @@ signals as (
         stats.step,
         2 as severity_rank,
         -stats.value as strength,
-        'cache hit rate ' || cast(round(stats.value, 3) as varchar) || ' at step ' || stats.step
+        'cache hit rate ' || {{ number_text(round_to('stats.value', 3)) }}
+        || ' at step ' || stats.step
         || ' after warm-up, below ' || '{{ var("cache_hit_low") }}'
         || ' (run mean after warm-up '
-        || cast(round(cache_stats.hit_rate_after_warmup, 3) as varchar) || ')'
+        || {{ number_text(round_to('cache_stats.hit_rate_after_warmup', 3)) }} || ')'
             as phrase,
-        [
-            { 'key': 'hit_rate', 'value': stats.value },
-            { 'key': 'cache_hit_low', 'value': cast({{ var('cache_hit_low') }} as double) },
-            { 'key': 'hit_rate_after_warmup', 'value': cache_stats.hit_rate_after_warmup },
-            { 'key': 'avg_hit_rate', 'value': cache_stats.avg_hit_rate }
-        ] as measures
+        {{ key_value_list([
+            ("'hit_rate'", 'stats.value'),
+            ("'cache_hit_low'", "cast(" ~ var('cache_hit_low') ~ " as double)"),
+            ("'hit_rate_after_warmup'", 'cache_stats.hit_rate_after_warmup'),
+            ("'avg_hit_rate'", 'cache_stats.avg_hit_rate'),
+        ]) }} as measures
     from stats
     inner join cache_stats using (run_id)
     where
@@ -57,7 +59,9 @@ signals as (
         cast(0 as double) as strength,
         'no cache/* metric over steps ' || first_step || '-' || last_step
         || ' of a run that logs the rollout families: prefix caching looks off' as phrase,
-        [{ 'key': 'cache_data_points', 'value': cast(0 as double) }] as measures
+        {{ key_value_list([
+            ("'cache_data_points'", 'cast(0 as double)'),
+        ]) }} as measures
     from cache_stats
     where not cache_enabled
 ),
@@ -68,12 +72,12 @@ final as (
         judged_runs.run_parts
     from signals
     inner join judged_runs using (run_id)
-    union all by name
+    union all
     {#- one row per run judged, pattern null: how far it was judged #}
-    select
-        run_id,
-        run_parts
-    from judged_runs
+    {{ judged_run_marks([
+        'pattern', 'signal', 'start_step', 'step', 'severity_rank', 'strength',
+        'phrase', 'measures',
+    ]) }}
 )
 
 select * from final

@@ -1,3 +1,4 @@
+{{ config(incremental_by(['run_id'])) }}
 {# The rule training_instability: loss or gradient-norm spikes, swings of
    the reward and sudden drops of the extraction rate (excursions against
    the series' own noise, which int_finding_judgements judges together), and
@@ -45,35 +46,39 @@ instability_spikes as (
         case
             when metric = 'reward_mean_change'
                 then
-                    'reward_mean moved by ' || cast(round(value, 3) as varchar)
+                    'reward_mean moved by ' || {{ number_text(round_to('value', 3)) }}
                     || ' at step ' || step
-                    || ', z ' || cast(round(z, 1) as varchar) || ' against its step-to-step changes'
+                    || ', z ' || {{ number_text(round_to('z', 1)) }}
+                    || ' against its step-to-step changes'
                     || case when is_burn_in then ' (burn-in)' else '' end
             when metric = 'extraction_rate'
                 then
-                    'extraction_rate fell to ' || cast(round(value, 3) as varchar)
+                    'extraction_rate fell to ' || {{ number_text(round_to('value', 3)) }}
                     || ' at step ' || step
-                    || ', z ' || cast(round(z, 1) as varchar) || ' below its trailing median '
-                    || cast(round(trailing_median, 3) as varchar)
+                    || ', z ' || {{ number_text(round_to('z', 1)) }}
+                    || ' below its trailing median '
+                    || {{ number_text(round_to('trailing_median', 3)) }}
             when is_burn_in
                 then
-                    metric || ' reached ' || cast(round(value, 3) as varchar) || ' at step ' || step
-                    || ' from ' || cast(round(burn_in_reference, 3) as varchar)
-                    || ' the point before, z ' || cast(round(z, 1) as varchar)
+                    metric || ' reached ' || {{ number_text(round_to('value', 3)) }}
+                    || ' at step ' || step
+                    || ' from ' || {{ number_text(round_to('burn_in_reference', 3)) }}
+                    || ' the point before, z ' || {{ number_text(round_to('z', 1)) }}
                     || ' against its step-to-step changes (burn-in)'
             else
-                metric || ' reached ' || cast(round(value, 3) as varchar) || ' at step ' || step
-                || ', z ' || cast(round(z, 1) as varchar) || ' above its trailing median '
-                || cast(round(trailing_median, 3) as varchar)
+                metric || ' reached ' || {{ number_text(round_to('value', 3)) }}
+                || ' at step ' || step
+                || ', z ' || {{ number_text(round_to('z', 1)) }} || ' above its trailing median '
+                || {{ number_text(round_to('trailing_median', 3)) }}
         end as phrase,
-        [
-            { 'key': metric, 'value': value },
-            { 'key': metric || '_z', 'value': z },
-            {
-                'key': metric || reference_name,
-                'value': case when is_burn_in then burn_in_reference else trailing_median end
-            }
-        ] as measures
+        {{ key_value_list([
+            ('metric', 'value'),
+            ("metric || '_z'", 'z'),
+            (
+                'metric || reference_name',
+                'case when is_burn_in then burn_in_reference else trailing_median end'
+            ),
+        ]) }} as measures
     from (
         select
             *,
@@ -107,13 +112,16 @@ instability_non_finite as (
         step,
         3 as severity_rank,
         cast(1e9 as double) as strength,
-        canonical_metric || ' was ' || cast(value as varchar) || ' at step ' || step as phrase,
-        [{ 'key': canonical_metric || '_non_finite_step', 'value': cast(step as double) }]
+        canonical_metric || ' was ' || {{ number_text('value') }} || ' at step ' || step
+            as phrase,
+        {{ key_value_list([
+            ("canonical_metric || '_non_finite_step'", 'cast(step as double)'),
+        ]) }}
             as measures
     from history
     where
         canonical_metric in ('loss', 'grad_norm', 'reward_mean', 'kl', 'entropy')
-        and not isfinite(value)
+        and not {{ is_finite('value') }}
 ),
 
 signals as (
@@ -128,12 +136,12 @@ final as (
         judged_runs.run_parts
     from signals
     inner join judged_runs using (run_id)
-    union all by name
+    union all
     {#- one row per run judged, pattern null: how far it was judged #}
-    select
-        run_id,
-        run_parts
-    from judged_runs
+    {{ judged_run_marks([
+        'pattern', 'signal', 'start_step', 'step', 'severity_rank', 'strength',
+        'phrase', 'measures',
+    ]) }}
 )
 
 select * from final

@@ -1,3 +1,4 @@
+{{ config(incremental_by(['run_id'])) }}
 {# What went wrong in a run, and when, as rows a person can act on: each
    reported episode (int_finding_judgements) with its severity, its
    evidence as numbers (each signal's strongest point's, to 8 significant
@@ -53,15 +54,31 @@ representatives as (
     {# Each signal's strongest point (a plateau's first window) stands for it
        in the evidence and the sentence. #}
     select
-        episodes.*,
-        signal_counts.signal_first_step,
-        signal_counts.signal_steps
-    from episodes
-    inner join signal_counts using (run_id, pattern, episode, signal)
-    qualify row_number() over (
-        partition by episodes.run_id, episodes.pattern, episodes.episode, episodes.signal
-        order by episodes.strength desc nulls last, episodes.step asc
-    ) = 1
+        run_id,
+        pattern,
+        episode,
+        signal,
+        start_step,
+        step,
+        severity_rank,
+        strength,
+        phrase,
+        measures,
+        signal_first_step,
+        signal_steps
+    from (
+        select
+            episodes.*,
+            signal_counts.signal_first_step,
+            signal_counts.signal_steps,
+            row_number() over (
+                partition by episodes.run_id, episodes.pattern, episodes.episode, episodes.signal
+                order by episodes.strength desc nulls last, episodes.step asc
+            ) as strength_rank
+        from episodes
+        inner join signal_counts using (run_id, pattern, episode, signal)
+    ) as ranked
+    where strength_rank = 1
 ),
 
 measures as (
@@ -76,7 +93,7 @@ measures as (
             run_id,
             pattern,
             episode,
-            unnest(measures) as measure
+            {{ explode_list('measures') }} as measure
         from representatives
     ) as unnested
     union all
@@ -94,7 +111,7 @@ evidence as (
         run_id,
         pattern,
         episode,
-        to_json(map(list(key order by key), list(value order by key))) as evidence
+        {{ json_number_map('key', 'value') }} as evidence
     from (
         {#- Evidence is for reading: 8 significant digits (the full numbers are
             in the marts each finding reads), which also keeps it the same
@@ -106,10 +123,12 @@ evidence as (
             key,
             case
                 when max(value) = 0 then 0.0
-                else round(max(value), 7 - cast(floor(log10(abs(max(value)))) as integer))
+                else {{ round_to(
+                    'max(value)', '7 - cast(floor(log10(abs(max(value)))) as integer)'
+                ) }}
             end as value
         from measures
-        where value is not null and isfinite(value)
+        where value is not null and {{ is_finite('value') }}
         group by 1, 2, 3, 4
     )
     group by 1, 2, 3
@@ -120,14 +139,13 @@ described as (
         run_id,
         pattern,
         episode,
-        string_agg(
-            phrase || case
-                when signal_steps > 1 then ' (' || signal_steps || ' flagged steps)'
-                else ''
-            end,
-            '; ' order by signal_first_step, signal
-        ) as details,
-        list(signal order by signal_first_step, signal) as signals
+        {{ ordered_string_agg(
+            "phrase || case when signal_steps > 1 then ' (' || signal_steps"
+            ~ " || ' flagged steps)' else '' end",
+            "'; '",
+            ['signal_first_step', 'signal'],
+        ) }} as details,
+        {{ ordered_list('signal', ['signal_first_step', 'signal']) }} as signals
     from representatives
     group by 1, 2, 3
 ),
@@ -135,7 +153,7 @@ described as (
 pattern_hypotheses as (
     select
         pattern,
-        list(hypothesis order by position) as hypotheses
+        {{ ordered_list('hypothesis', ['position']) }} as hypotheses
     from hypotheses
     group by 1
 ),
@@ -173,27 +191,17 @@ final as (
         reported.last_step,
         reported.flagged_steps,
         described.signals,
-        json_merge_patch(
-            json_merge_patch(
-                json_object('flagged_steps', reported.flagged_steps),
-                case
-                    when reported.cluster_chance is not null
-                        then json_object(
-                            'cluster_chance',
-                            round(
-                                reported.cluster_chance,
-                                2 - cast(
-                                    floor(log10(greatest(reported.cluster_chance, 1e-300)))
-                                    as integer
-                                )
-                            )
-                        )
-                    else json_object()
-                end
-            ),
-            coalesce(evidence.evidence, json_object())
-        ) as evidence,
-        coalesce(pattern_hypotheses.hypotheses, cast([] as varchar[])) as hypotheses,
+        {{ json_merge([
+            json_object_of([('flagged_steps', 'reported.flagged_steps', 'bigint')]),
+            'case when reported.cluster_chance is not null then '
+            ~ json_object_of([('cluster_chance', round_to(
+                'reported.cluster_chance',
+                '2 - cast(floor(log10(greatest(reported.cluster_chance, 1e-300))) as integer)'
+            ), 'double')])
+            ~ ' else ' ~ json_object_of([]) ~ ' end',
+            'coalesce(evidence.evidence, ' ~ json_object_of([]) ~ ')',
+        ]) }} as evidence,
+        coalesce(pattern_hypotheses.hypotheses, {{ empty_list('varchar') }}) as hypotheses,
         labels.label || case
             when reported.first_step = reported.last_step
                 then ' at step ' || reported.first_step
@@ -208,18 +216,14 @@ final as (
     inner join judged_runs using (run_id)
 ),
 
-{# one row per run judged, pattern null: how far it was judged #}
-judged_marks as (
-    select
-        run_id,
-        run_parts
-    from judged_runs
-),
-
 marked as (
     select * from final
-    union all by name
-    select * from judged_marks
+    union all
+    {#- one row per run judged, pattern null: how far it was judged #}
+    {{ judged_run_marks([
+        'pattern', 'severity', 'first_step', 'last_step', 'flagged_steps', 'signals',
+        'evidence', 'hypotheses', 'summary',
+    ]) }}
 )
 
 select * from marked
