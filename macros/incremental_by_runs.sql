@@ -50,15 +50,17 @@ where {{ changed_runs_predicate(parts, own_parts) }}
     the run's start, create_lake_tables). A part is one file in its own
     publish-time folder, so this counts the parts a model reads (a part with
     no rows, which gives a model nothing, is not counted). Only the
-    partition columns are read. -#}
+    partition columns are read. A unit test reads no lake (its graph holds
+    no sources): no parts. -#}
 {% macro default__lake_run_parts(table_name) %}
+    {%- set in_unit_test = execute and model.resource_type == 'unit_test' -%}
     {%- set found = [] -%}
-    {%- for node in (graph.sources.values() if execute else []) -%}
+    {%- for node in (graph.sources.values() if execute and not in_unit_test else []) -%}
         {%- if node.source_name == 'lake' and node.name == table_name -%}
             {%- do found.append(api.Relation.create(schema=node.schema, identifier=node.identifier)) -%}
         {%- endif -%}
     {%- endfor -%}
-    {%- if not execute -%}
+    {%- if not execute or in_unit_test -%}
         {{ return('(select null as run_id, 0 as run_parts)') }}
     {%- elif not found -%}
         {{ exceptions.raise_compiler_error("lake_run_parts: no lake source " ~ table_name) }}
