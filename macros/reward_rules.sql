@@ -47,12 +47,16 @@
     recommendations lists of each (keys...), in the rules' order. -#}
     select
         {{ keys | join(", ") }},
-        list(text order by rule_order, function_a, function_b)
-            filter (where list_name = 'issue') as issues,
-        list(text order by rule_order, function_a, function_b)
-            filter (where list_name = 'warning') as warnings,
-        list(recommendation order by rule_order, function_a, function_b)
-            filter (where recommendation is not null) as recommendations
+        {{ ordered_list(
+            'text', ['rule_order', 'function_a', 'function_b'], filter="list_name = 'issue'"
+        ) }} as issues,
+        {{ ordered_list(
+            'text', ['rule_order', 'function_a', 'function_b'], filter="list_name = 'warning'"
+        ) }} as warnings,
+        {{ ordered_list(
+            'recommendation', ['rule_order', 'function_a', 'function_b'],
+            filter='recommendation is not null'
+        ) }} as recommendations
     from {{ said }}
     group by {{ keys | join(", ") }}
 {% endmacro %}

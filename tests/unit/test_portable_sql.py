@@ -74,12 +74,9 @@ CONSTRUCTS: dict[str, str] = {
 # each still uses a construct above, or reads a model that does.
 NOT_PORTED = {
     # intermediate
-    "int_reward_function_runs", "int_reward_function_steps", "int_reward_hacking_points",
-    "int_reward_hacking_series", "int_reward_logged", "int_reward_steps",
+    "int_reward_hacking_points",
     # marts
-    "fct_alerts", "fct_eval_steps", "fct_group_summary", "fct_reward_anomalies",
-    "fct_reward_correlations", "fct_reward_function_importance", "fct_reward_function_quality",
-    "fct_reward_function_steps", "fct_reward_hacking", "fct_reward_quality", "fct_reward_steps",
+    "fct_alerts", "fct_eval_steps", "fct_group_summary", "fct_reward_hacking",
 }  # fmt: skip
 
 JINJA_COMMENT = re.compile(r"\{#.*?#\}", re.S)

@@ -79,7 +79,7 @@ final as (
             sum(
                 pooled_mean.weight * (
                     coalesce(pooled_mean.variance, 0)
-                    + (pooled_mean.mean - pooled_mean.pooled_mean) ^ 2
+                    + power(pooled_mean.mean - pooled_mean.pooled_mean, 2)
                 )
             ) / sum(pooled_mean.weight)
         )') }} as std,

@@ -14,7 +14,7 @@ total_steps as (
         step,
         mean
     from {{ ref('int_reward_steps') }}
-    where isfinite(mean)
+    where {{ is_finite('mean') }}
 ),
 
 function_steps as (
@@ -24,13 +24,13 @@ function_steps as (
         step,
         mean
     from {{ ref('int_reward_function_steps') }}
-    where isfinite(mean)
+    where {{ is_finite('mean') }}
 ),
 
 rewards as (
     select
         run_id,
-        cast(null as varchar) as reward_function,
+        cast(null as string) as reward_function,
         step,
         mean as reward
     from total_steps

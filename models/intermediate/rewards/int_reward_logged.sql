@@ -48,7 +48,7 @@ parsed as (
         canonical_metric in ('reward_mean', 'reward_std', 'kl', 'entropy')
         or metric = '{{ var("performance_metric") }}'
         or canonical_metric = '{{ var("performance_metric") }}'
-        or regexp_matches(metric, '^(?:train/)?(?:rewards|contributions|training|batch)/')
+        or {{ regexp_contains('metric', "'^(?:train/)?(?:rewards|contributions|training|batch)/'") }}
 ),
 
 measures as (
@@ -56,14 +56,14 @@ measures as (
         run_id,
         step,
         case
-            when seed_function != '' and seed_function like '%\_std' escape '\'
+            when seed_function != '' and right(seed_function, 4) = '_std'
                 then left(seed_function, length(seed_function) - 4)
             when seed_function != '' then seed_function
             when contribution_function != '' then contribution_function
             when trl_function != '' and trl_function != 'functions' then trl_function
         end as reward_function,
         case
-            when seed_function != '' and seed_function like '%\_std' escape '\' then 'std'
+            when seed_function != '' and right(seed_function, 4) = '_std' then 'std'
             when seed_function != '' then 'mean'
             when contribution_function != '' then 'contribution'
             when trl_function != '' and trl_function != 'functions' then trl_measure
@@ -79,20 +79,32 @@ measures as (
     from parsed
 ),
 
-performance as (
+{# The performance metric once per step: the key as named first, then a
+   key of that canonical name (the first by name). #}
+performance_keys as (
     select
         run_id,
         step,
-        cast(null as varchar) as reward_function,
-        'performance' as measure,
-        value
+        value,
+        row_number() over (
+            partition by run_id, step
+            order by (metric = '{{ var("performance_metric") }}') desc, metric
+        ) as key_rank
     from history
     where
         metric = '{{ var("performance_metric") }}'
         or canonical_metric = '{{ var("performance_metric") }}'
-    qualify row_number() over (
-        partition by run_id, step order by (metric = '{{ var("performance_metric") }}') desc, metric
-    ) = 1
+),
+
+performance as (
+    select
+        run_id,
+        step,
+        cast(null as string) as reward_function,
+        'performance' as measure,
+        value
+    from performance_keys
+    where key_rank = 1
 ),
 
 {# A value logged under two keys (`rewards/functions/f` and
@@ -103,7 +115,7 @@ final as (
         step,
         reward_function,
         measure,
-        arg_min(value, metric) as value
+        {{ arg_min('value', 'metric') }} as value
     from measures
     where measure is not null
     group by 1, 2, 3, 4

@@ -12,7 +12,7 @@ steps as (
         step,
         mean as mean_reward
     from {{ ref('fct_reward_steps') }}
-    where isfinite(mean)
+    where {{ is_finite('mean') }}
 ),
 
 history as (

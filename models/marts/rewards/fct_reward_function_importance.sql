@@ -74,7 +74,7 @@ performance as (
         end as correlation_with_performance
     from {{ ref('fct_reward_function_steps') }} as functions
     inner join {{ ref('fct_reward_steps') }} as steps using (run_id, step)
-    where steps.performance is not null and isfinite(steps.performance)
+    where steps.performance is not null and {{ is_finite('steps.performance') }}
     group by 1, 2
 ),
 

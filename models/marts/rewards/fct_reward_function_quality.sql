@@ -73,9 +73,9 @@ final as (
 
         ---------- strings
         scored.basis,
-        coalesce(lists.issues, []) as issues,
-        coalesce(lists.warnings, []) as warnings,
-        coalesce(lists.recommendations, []) as recommendations,
+        coalesce(lists.issues, {{ empty_list('varchar') }}) as issues,
+        coalesce(lists.warnings, {{ empty_list('varchar') }}) as warnings,
+        coalesce(lists.recommendations, {{ empty_list('varchar') }}) as recommendations,
 
         ---------- numerics
         scored.steps,

@@ -77,7 +77,7 @@ said_on_pairs as (
         rules.list_name,
         replace(
             replace(
-                replace(rules.text, '{r:.2f}', printf('%.2f', pairs.correlation)),
+                replace(rules.text, '{r:.2f}', {{ format_fixed('pairs.correlation', 2) }}),
                 '{f1}', pairs.function_a
             ),
             '{f2}', pairs.function_b
@@ -107,9 +107,9 @@ final as (
 
         ---------- strings
         runs.basis,
-        coalesce(lists.issues, []) as issues,
-        coalesce(lists.warnings, []) as warnings,
-        coalesce(lists.recommendations, []) as recommendations,
+        coalesce(lists.issues, {{ empty_list('varchar') }}) as issues,
+        coalesce(lists.warnings, {{ empty_list('varchar') }}) as warnings,
+        coalesce(lists.recommendations, {{ empty_list('varchar') }}) as recommendations,
 
         ---------- numerics
         runs.steps,
