@@ -481,8 +481,7 @@ class Server:
         if name == FULL:
             return Response(_plotly_js(), media_type="text/javascript", headers=cached)
         if name == CARTESIAN:
-            body = static_bytes(CARTESIAN)
-            return Response(body, media_type="text/javascript", headers=cached)
+            return Response(static_bytes(CARTESIAN), media_type="text/javascript", headers=cached)
         if name not in {"obs.css", "live.js"}:
             return PlainTextResponse("not found", status_code=404)
         body = resources.files("obs.serve").joinpath("static", name).read_text()
