@@ -81,12 +81,10 @@
                 when drawing.chosen >= {{ n_clusters }} then drawing
                 else {{ bind(
                     'total',
-                    list_fold(list_map('drawing.points', 'p', 'p.weight'), 'a', 'b', 'a + b'),
+                    list_total(list_map('drawing.points', 'p', 'p.weight')),
                     bind(
                         'share_total',
-                        list_fold(
-                            list_map('drawing.points', 'p', 'p.weight / total'), 'a', 'b', 'a + b'
-                        ),
+                        list_total(list_map('drawing.points', 'p', 'p.weight / total')),
                         bind(
                             'picked_point', list_element('drawing.points', picked),
                             bind(
@@ -162,13 +160,11 @@
         in order (0 for the other points' places adds nothing) -#}
     {%- for centre in centres | reverse -%}
         {%- set j = clusters_asked - loop.index -%}
-        {%- set masked = {} -%}
-        {%- set sums = {} -%}
         {%- set mean = {} -%}
         {%- for axis in axes -%}
-            {%- do masked.update({axis: 'case when p.label = ' ~ j ~ ' then p.' ~ axis ~ ' else 0.0 end'}) -%}
-            {%- do sums.update({axis: 'a.' ~ axis ~ ' + b.' ~ axis}) -%}
-            {%- do mean.update({axis: 'total.' ~ axis ~ ' / cast(members as double)'}) -%}
+            {%- do mean.update({axis: list_total(list_map(
+                'assigned', 'p', 'case when p.label = ' ~ j ~ ' then p.' ~ axis ~ ' else 0.0 end'
+            )) ~ ' / cast(members as double)'}) -%}
         {%- endfor -%}
         {%- set ns.body = bind(
             'moved_' ~ centre,
@@ -176,12 +172,7 @@
                 'members',
                 list_size(list_where('assigned', 'p', 'p.label = ' ~ j)),
                 'case when members = 0 then state.' ~ centre ~ ' else '
-                    ~ bind(
-                        'total',
-                        list_fold(list_map('assigned', 'p', struct_from(masked)), 'a', 'b', struct_from(sums)),
-                        struct_from(mean)
-                    )
-                    ~ ' end'
+                    ~ struct_from(mean) ~ ' end'
             ),
             ns.body
         ) -%}

@@ -11,11 +11,12 @@
     aggregate(sequence(1, {{ times }}), {{ start }}, ({{ state }}, repeat_step) -> {{ body }})
 {% endmacro %}
 
-{#- DuckDB's list_reduce folds a list of the start's type: `times` copies. -#}
+{#- DuckDB's list_reduce folds a list of the start's type: the start, then
+    `times` nulls of its type (list_resize pads with nulls), so the start is
+    computed once and the padding costs nothing. -#}
 {% macro duckdb__repeat_fold(times, start, state, body) %}
     list_reduce(
-        list_transform(range({{ times }}), repeat_step -> {{ start }}),
-        ({{ state }}, repeat_step) -> {{ body }},
-        {{ start }}
+        list_resize([{{ start }}], {{ times }} + 1),
+        ({{ state }}, repeat_step) -> {{ body }}
     )
 {% endmacro %}

@@ -22,6 +22,7 @@ import shutil
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pytest
 from obs.runner.dbt import project_dir
 
@@ -282,7 +283,7 @@ def test_incremental_build_touches_only_new_iterations(tmp_path: Path) -> None:
 def test_difficulty_clusters_follow_the_kmeans_vars(
     tmp_path: Path, engine: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """kmeans_clusters reaches the Python model, on obs's executor and on dbt."""
+    """kmeans_clusters reaches the k-means model, on obs's executor and on dbt."""
     from obs.demo.rollouts import DemoSpec, write_demo_run
 
     if engine == "dbt":
@@ -302,6 +303,87 @@ def test_difficulty_clusters_follow_the_kmeans_vars(
     run_cli([*base, "build", "-q", "--vars", "{kmeans_clusters: 2}"])
     two = _query(warehouse, buckets)
     assert [r["buckets"] for r in two] == [["easy", "hard"]] * 2
+
+
+def _numpy_buckets(features: np.ndarray, mean_at_5: np.ndarray, k: int, seed: int) -> list:
+    """The former numpy model's buckets of one (run, iteration): the reference the
+    SQL k-means repeats step for step (k-means++ from default_rng(seed), then Lloyd
+    until the labels hold and the centres moved within allclose, at most 100 times)."""
+    values = np.where(np.isnan(features), 0.0, features)
+    spread = values.std(axis=0)
+    spread[spread == 0] = 1.0
+    points = (values - values.mean(axis=0)) / spread
+    clusters = min(k, len(np.unique(points, axis=0)))
+    labels = np.zeros(len(points), dtype=int)
+    if clusters > 1:
+        rng = np.random.default_rng(seed)
+        centres = [points[rng.integers(len(points))]]
+        for _ in range(1, clusters):
+            nearest = np.min(((points[:, None, :] - np.array(centres)[None]) ** 2).sum(axis=2), 1)
+            centres.append(points[rng.choice(len(points), p=nearest / nearest.sum())])
+        centroids = np.array(centres)
+        for _ in range(100):
+            new = ((points[:, None, :] - centroids[None]) ** 2).sum(axis=2).argmin(axis=1)
+            moved = np.array(
+                [
+                    points[new == c].mean(axis=0) if (new == c).any() else centroids[c]
+                    for c in range(len(centroids))
+                ]
+            )
+            if np.array_equal(new, labels) and np.allclose(moved, centroids):
+                break
+            labels, centroids = new, moved
+    present = np.unique(labels)
+    means = []
+    for label in present:
+        kept = mean_at_5[labels == label]
+        kept = kept[~np.isnan(kept)]
+        means.append(math.fsum(kept) / len(kept) if len(kept) else math.nan)
+    order = np.argsort(np.array(means), kind="stable")
+    slots = np.round(np.linspace(0, 3, len(present))).astype(int)
+    names = ["hard", "medium-hard", "medium-easy", "easy"]
+    naming = {int(present[i]): names[slot] for i, slot in zip(order, slots, strict=True)}
+    centre = {int(label): mean for label, mean in zip(present, means, strict=True)}
+    return [(naming[int(label)], centre[int(label)]) for label in labels]
+
+
+def test_difficulty_clusters_are_numpys_kmeans_on_a_real_shaped_run(tmp_path: Path) -> None:
+    """int_difficulty_clusters (SQL on both engines) gives, prompt for prompt and bit for
+    bit, the buckets and cluster means of numpy's seeded k-means, on a run of 400 prompts
+    per iteration: the sums' order, the k-means++ draws and the stopping rule all count."""
+    from obs.demo.rollouts import DemoSpec, write_demo_run
+
+    dumps = tmp_path / "dumps"
+    write_demo_run(dumps, DemoSpec(prompts=400, iterations=3, samples_per_prompt=4, seed=11))
+    lake, warehouse = tmp_path / "lake", tmp_path / "obs.duckdb"
+    base = ["--lake", lake, "--warehouse", warehouse]
+    run_cli([*base, "ingest", "rollouts", dumps, "--run", "k", "-q"])
+    run_cli([*base, "build", "-q", "--vars", "{kmeans_seed: 3}"])
+    prompts = _query(
+        warehouse,
+        "select iteration, prompt_hash, mean_at_5, pass_rate, std_score "
+        "from int_prompt_iteration order by iteration, prompt_hash",
+    )
+    built = {
+        (r["iteration"], r["prompt_hash"]): (r["bucket"], r["cluster_mean_at_5"])
+        for r in _query(warehouse, "select * from int_difficulty_clusters")
+    }
+    assert len(built) == len(prompts) == 1200
+    for iteration in (0, 1, 2):
+        rows = [r for r in prompts if r["iteration"] == iteration]
+        features = np.array(
+            [
+                [np.nan if r[f] is None else r[f] for f in ("mean_at_5", "pass_rate", "std_score")]
+                for r in rows
+            ],
+            dtype=float,
+        )
+        expected = _numpy_buckets(features, features[:, 0].copy(), 4, 3)
+        got = [built[(iteration, r["prompt_hash"])] for r in rows]
+        assert [g[0] for g in got] == [e[0] for e in expected]
+        assert {g[0] for g in got} == {"hard", "medium-hard", "medium-easy", "easy"}
+        for (_, mean_got), (_, mean_expected) in zip(got, expected, strict=True):
+            assert mean_got == mean_expected or (math.isnan(mean_got) and math.isnan(mean_expected))
 
 
 def test_rejects_view_reads_the_lake_wherever_obs_lake_puts_it(

@@ -66,11 +66,11 @@ grouped as (
 means as (
     select
         *,
-        {{ list_fold(list_map('points', 'p', 'p.x0'), 'a', 'b', 'a + b') }}
+        {{ list_total(list_map('points', 'p', 'p.x0')) }}
         / cast(n_points as double) as mean0,
-        {{ list_fold(list_map('points', 'p', 'p.x1'), 'a', 'b', 'a + b') }}
+        {{ list_total(list_map('points', 'p', 'p.x1')) }}
         / cast(n_points as double) as mean1,
-        {{ list_fold(list_map('points', 'p', 'p.x2'), 'a', 'b', 'a + b') }}
+        {{ list_total(list_map('points', 'p', 'p.x2')) }}
         / cast(n_points as double) as mean2
     from grouped
 ),
@@ -80,23 +80,20 @@ spreads as (
     select
         *,
         sqrt(
-            {{ list_fold(
-                list_map('points', 'p', '(p.x0 - mean0) * (p.x0 - mean0)'),
-                'a', 'b', 'a + b'
+            {{ list_total(
+                list_map('points', 'p', '(p.x0 - mean0) * (p.x0 - mean0)')
             ) }}
             / cast(n_points as double)
         ) as spread0,
         sqrt(
-            {{ list_fold(
-                list_map('points', 'p', '(p.x1 - mean1) * (p.x1 - mean1)'),
-                'a', 'b', 'a + b'
+            {{ list_total(
+                list_map('points', 'p', '(p.x1 - mean1) * (p.x1 - mean1)')
             ) }}
             / cast(n_points as double)
         ) as spread1,
         sqrt(
-            {{ list_fold(
-                list_map('points', 'p', '(p.x2 - mean2) * (p.x2 - mean2)'),
-                'a', 'b', 'a + b'
+            {{ list_total(
+                list_map('points', 'p', '(p.x2 - mean2) * (p.x2 - mean2)')
             ) }}
             / cast(n_points as double)
         ) as spread2
@@ -157,12 +154,19 @@ clustered as (
 ),
 
 labelled as (
+    {#- one row per point (the list goes once per group, not once per point) -#}
     select
-        run_id,
-        iteration,
-        {{ list_positions('points') }} as position,
-        points
-    from clustered
+        exploded.run_id,
+        exploded.iteration,
+        exploded.point.position,
+        exploded.point.label
+    from (
+        select
+            run_id,
+            iteration,
+            {{ explode_list('points') }} as point
+        from clustered
+    ) as exploded
 ),
 
 prompt_labels as (
@@ -172,7 +176,7 @@ prompt_labels as (
         prompts.prompt_hash,
         prompts.mean_at_5,
         prompts.ingested_through,
-        {{ list_element('labelled.points', 'labelled.position') }}.label as label
+        labelled.label
     from labelled
     inner join prompts
         on
