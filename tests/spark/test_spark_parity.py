@@ -36,7 +36,6 @@ from tests.unit.test_portable_sql import NOT_PORTED, ROOT, _models
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
 RELATIVE = 1e-9
-ROOT = Path(__file__).resolve().parents[2]
 
 if missing_for_spark():
     pytest.skip(str(missing_for_spark()), allow_module_level=True)
@@ -195,7 +194,8 @@ def _ported_unit_tests() -> list[str]:
 
 def test_spark_passes_the_unit_tests_of_every_ported_model(grown: GrowingRun) -> None:
     """dbt's unit tests (a model's SQL on hand-made rows against hand-worked results) run
-    on Spark too: their SQL fixtures write lists for the engine they run on (a Jinja macro in the fixture)."""
+    on Spark too: their SQL fixtures write lists for the engine they run on (Jinja on
+    `target.type` in the fixture)."""
     lake = grown.tmp_path / "lake"
     warehouse = grown.tmp_path / "warehouse" / "obs.duckdb"
     spark = Dbt(warehouse, lake, target="spark")

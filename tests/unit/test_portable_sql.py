@@ -81,9 +81,9 @@ NOT_PORTED = {
     "int_finding_signals_length_truncation", "int_finding_signals_model_quality_degradation",
     "int_finding_signals_performance_plateau", "int_finding_signals_power_law_scaling",
     "int_finding_signals_prefix_cache_inefficiency", "int_finding_signals_training_instability",
-    "int_reward_hacking_points", "int_run_findings",
+    "int_run_findings",
     # marts
-    "fct_alerts", "fct_eval_steps", "fct_group_summary", "fct_reward_hacking", "fct_run_findings",
+    "fct_alerts", "fct_reward_hacking", "fct_run_findings",
 }  # fmt: skip
 
 JINJA_COMMENT = re.compile(r"\{#.*?#\}", re.S)

@@ -48,7 +48,9 @@ parsed as (
         canonical_metric in ('reward_mean', 'reward_std', 'kl', 'entropy')
         or metric = '{{ var("performance_metric") }}'
         or canonical_metric = '{{ var("performance_metric") }}'
-        or {{ regexp_contains('metric', "'^(?:train/)?(?:rewards|contributions|training|batch)/'") }}
+        or {{ regexp_contains(
+            'metric', "'^(?:train/)?(?:rewards|contributions|training|batch)/'"
+        ) }}
 ),
 
 measures as (
