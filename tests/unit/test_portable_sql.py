@@ -73,10 +73,8 @@ CONSTRUCTS: dict[str, str] = {
 # The models not ported to Spark yet (dbt_project.yml's duckdb_only folders):
 # each still uses a construct above, or reads a model that does.
 NOT_PORTED = {
-    # intermediate
-    "int_reward_hacking_points",
     # marts
-    "fct_alerts", "fct_eval_steps", "fct_group_summary", "fct_reward_hacking",
+    "fct_alerts", "fct_reward_hacking",
 }  # fmt: skip
 
 JINJA_COMMENT = re.compile(r"\{#.*?#\}", re.S)

@@ -13,7 +13,7 @@ performance as (
         step,
         value as performance
     from {{ ref('int_reward_logged') }}
-    where measure = 'performance' and isfinite(value)
+    where measure = 'performance' and {{ is_finite('value') }}
 ),
 
 rewards as (
@@ -51,11 +51,15 @@ aligned as (
         rewards.reward,
         wanted.performance
     from wanted
-    asof inner join rewards
-        on
-            wanted.run_id = rewards.run_id
-            and coalesce(wanted.reward_function, '') = coalesce(rewards.reward_function, '')
-            and wanted.step >= rewards.step
+    {{ asof_inner_join(
+        'rewards',
+        [
+            ('wanted.run_id', 'rewards.run_id'),
+            ("coalesce(wanted.reward_function, '')", "coalesce(rewards.reward_function, '')"),
+        ],
+        'wanted.step',
+        'rewards.step',
+    ) }}
 ),
 
 final as (

@@ -86,10 +86,42 @@ from_tracker as (
     group by 1, 2
 ),
 
+{# Both sources with the same columns (null where a source has none), the
+   types as the union makes them (the tracker's values are doubles). #}
 sources as (
-    select * from logged
-    union all by name
-    select * from from_tracker
+    select
+        run_id,
+        step,
+        is_baseline,
+        source,
+        source_rank,
+        {%- for name in statistics %}
+            {{ name }},
+        {%- endfor %}
+        {%- for name in tracker_rates %}
+            cast(null as double) as {{ name }},
+        {%- endfor %}
+        extra,
+        has_baseline,
+        source_file
+    from logged
+    union all
+    select
+        run_id,
+        step,
+        is_baseline,
+        source,
+        source_rank,
+        {%- for name in statistics %}
+            {{ name if name in tracker_keys.values() else 'cast(null as bigint) as ' ~ name }},
+        {%- endfor %}
+        {%- for name in tracker_rates %}
+            {{ name }},
+        {%- endfor %}
+        {{ as_json('cast(null as string)') }} as extra,
+        cast(null as boolean) as has_baseline,
+        cast(null as string) as source_file
+    from from_tracker
 ),
 
 merged as (
@@ -97,32 +129,43 @@ merged as (
         run_id,
         step,
         is_baseline,
-        arg_min(source, source_rank) as basis,
+        {{ arg_min('source', 'source_rank') }} as basis,
         {%- for name in statistics + tracker_rates %}
-            arg_min({{ name }}, source_rank) filter (where {{ name }} is not null) as {{ name }},
+            {{ arg_min(name, 'source_rank') }} filter (where {{ name }} is not null)
+                as {{ name }},
         {%- endfor %}
-        arg_min(extra, source_rank) filter (where extra is not null) as extra,
+        {{ arg_min('extra', 'source_rank') }} filter (where extra is not null) as extra,
         bool_or(has_baseline) as has_baseline,
-        arg_min(source_file, source_rank) filter (where source_file is not null) as source_file
+        {{ arg_min('source_file', 'source_rank') }} filter (where source_file is not null)
+            as source_file
     from sources
     group by 1, 2, 3
 ),
 
 derived as (
     select
-        * replace (
-            {%- for name in counts if name != 'total_repeated_searches' %}
-                cast({{ name }} as bigint) as {{ name }},
-            {%- endfor %}
-            coalesce(accuracy, correct_answers / nullif(total_samples, 0)) as accuracy,
-            cast(coalesce(
-                total_repeated_searches, total_searches - total_unique_searches
-            ) as bigint) as total_repeated_searches,
-            {# trainers write 0 for the mean turns of an answer no sample gave #}
-            case when correct_answers = 0 then null else avg_turns_correct end
-                as avg_turns_correct,
-            case when num_idk = 0 then null else avg_turns_idk end as avg_turns_idk
-        ),
+        run_id,
+        step,
+        is_baseline,
+        basis,
+        {%- for name in counts if name != 'total_repeated_searches' %}
+            cast({{ name }} as bigint) as {{ name }},
+        {%- endfor %}
+        coalesce(accuracy, correct_answers / nullif(total_samples, 0)) as accuracy,
+        cast(coalesce(
+            total_repeated_searches, total_searches - total_unique_searches
+        ) as bigint) as total_repeated_searches,
+        {# trainers write 0 for the mean turns of an answer no sample gave #}
+        case when correct_answers = 0 then null else avg_turns_correct end
+            as avg_turns_correct,
+        case when num_idk = 0 then null else avg_turns_idk end as avg_turns_idk,
+        {%- for name in statistics + tracker_rates
+            if name not in counts + ['accuracy', 'avg_turns_correct', 'avg_turns_idk'] %}
+            {{ name }},
+        {%- endfor %}
+        extra,
+        has_baseline,
+        source_file,
         coalesce(attempted_answer / nullif(total_samples, 0), tracker_attempted_rate)
             as attempted_rate,
         coalesce(found_correct_email / nullif(total_samples, 0), tracker_found_rate)

@@ -136,7 +136,7 @@ tracker_points as (
             'train/rollout_time', 'train/training_time', 'train/total_tokens',
             'train/trainable_tokens'
         )
-        and isfinite(value)
+        and {{ is_finite('value') }}
     group by 1, 2
 ),
 
@@ -157,20 +157,116 @@ from_tracker as (
     from tracker_points
 ),
 
+{# The three sources with the same columns (null where a source has none,
+   typed as from_rollouts has them). #}
 sources as (
-    select * from from_rollouts
-    union all by name
-    select * from from_log
-    union all by name
-    select * from from_tracker
+    select
+        run_id,
+        iteration,
+        basis,
+        basis_rank,
+        groups_total,
+        groups_kept,
+        groups_filtered,
+        rollouts,
+        rollouts_early_known,
+        finished_early,
+        early_answered,
+        early_idk,
+        early_error,
+        mean_turns,
+        total_tokens,
+        trainable_tokens,
+        rollout_time_s,
+        training_time_s,
+        grad_norm,
+        total_loss,
+        all_filtered_logged
+    from from_rollouts
+    union all
+    select
+        run_id,
+        iteration,
+        basis,
+        basis_rank,
+        groups_total,
+        groups_kept,
+        groups_filtered,
+        rollouts,
+        rollouts_early_known,
+        finished_early,
+        cast(null as bigint) as early_answered,
+        cast(null as bigint) as early_idk,
+        cast(null as bigint) as early_error,
+        cast(null as double) as mean_turns,
+        total_tokens,
+        trainable_tokens,
+        rollout_time_s,
+        training_time_s,
+        grad_norm,
+        total_loss,
+        all_filtered_logged
+    from from_log
+    union all
+    select
+        run_id,
+        iteration,
+        basis,
+        basis_rank,
+        groups_total,
+        groups_kept,
+        groups_filtered,
+        cast(null as bigint) as rollouts,
+        cast(null as bigint) as rollouts_early_known,
+        finished_early,
+        cast(null as bigint) as early_answered,
+        cast(null as bigint) as early_idk,
+        cast(null as bigint) as early_error,
+        cast(null as double) as mean_turns,
+        total_tokens,
+        trainable_tokens,
+        rollout_time_s,
+        training_time_s,
+        cast(null as double) as grad_norm,
+        cast(null as double) as total_loss,
+        cast(null as boolean) as all_filtered_logged
+    from from_tracker
+),
+
+ranked_counts as (
+    select
+        *,
+        min(basis_rank) over (partition by run_id, iteration) as best_rank
+    from sources
+    where groups_total is not null or finished_early is not null
 ),
 
 counted as (
     {# the group counts of the best source that has them #}
-    select *
-    from sources
-    where groups_total is not null or finished_early is not null
-    qualify basis_rank = min(basis_rank) over (partition by run_id, iteration)
+    select
+        run_id,
+        iteration,
+        basis,
+        basis_rank,
+        groups_total,
+        groups_kept,
+        groups_filtered,
+        rollouts,
+        rollouts_early_known,
+        finished_early,
+        early_answered,
+        early_idk,
+        early_error,
+        mean_turns,
+        total_tokens,
+        trainable_tokens,
+        rollout_time_s,
+        training_time_s,
+        grad_norm,
+        total_loss,
+        all_filtered_logged
+    from ranked_counts
+    where basis_rank = best_rank
 ),
 
 filled as (
@@ -178,16 +274,18 @@ filled as (
     select
         run_id,
         iteration,
-        arg_min(rollout_time_s, basis_rank) filter (where rollout_time_s is not null)
+        {{ arg_min('rollout_time_s', 'basis_rank') }} filter (where rollout_time_s is not null)
             as rollout_time_s,
-        arg_min(training_time_s, basis_rank) filter (where training_time_s is not null)
+        {{ arg_min('training_time_s', 'basis_rank') }} filter (where training_time_s is not null)
             as training_time_s,
-        arg_min(total_tokens, basis_rank) filter (where total_tokens is not null)
+        {{ arg_min('total_tokens', 'basis_rank') }} filter (where total_tokens is not null)
             as total_tokens,
-        arg_min(trainable_tokens, basis_rank) filter (where trainable_tokens is not null)
+        {{ arg_min('trainable_tokens', 'basis_rank') }} filter (where trainable_tokens is not null)
             as trainable_tokens,
-        arg_min(grad_norm, basis_rank) filter (where grad_norm is not null) as grad_norm,
-        arg_min(total_loss, basis_rank) filter (where total_loss is not null) as total_loss,
+        {{ arg_min('grad_norm', 'basis_rank') }} filter (where grad_norm is not null)
+            as grad_norm,
+        {{ arg_min('total_loss', 'basis_rank') }} filter (where total_loss is not null)
+            as total_loss,
         bool_or(all_filtered_logged) as all_filtered_logged
     from sources
     group by 1, 2
