@@ -169,8 +169,6 @@ def build_with_plan(
             if n.kind == "test"
             and (full or n.unique_id in pending or chosen.intersection(n.parents))
         ]
-        if any(plan.nodes[uid].language == "python" for uid in chosen):
-            _import_in_background()
         progress = Progress(not quiet and sys.stderr.isatty(), len(chosen) + bool(tests))
         broken = _run_models(plan, executor, chosen, full, changes, outcome, progress)
         runnable = [t for t in tests if not broken.intersection(t.parents)]
@@ -319,21 +317,6 @@ def awaited(plan: plans.Plan, chosen: set[str]) -> dict[str, set[str]]:
         return through[uid]
 
     return {uid: upstream(uid) for uid in plan.nodes if uid in chosen}
-
-
-def _import_in_background() -> None:
-    """Import pandas on a thread while the SQL models run (DuckDB lets go of the GIL).
-
-    A Python model hands its rows to DuckDB through pyarrow, whose first
-    conversion imports pandas: a quarter of a second a live build would
-    otherwise wait for in the middle of its critical path.
-    """
-
-    def load() -> None:
-        with contextlib.suppress(ImportError):
-            import pandas  # noqa: F401
-
-    threading.Thread(target=load, name="obs-import", daemon=True).start()
 
 
 def _failed(test: plans.Node, failures: list[str]) -> bool:

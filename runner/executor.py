@@ -26,8 +26,6 @@ import hashlib
 import json
 import logging
 import re
-import tempfile
-import types
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -282,9 +280,6 @@ class Executor:
             self.con.execute(f"create or replace view {relation} as (\n{sql}\n)")
             return hashlib.sha1(sql.encode()).hexdigest()
         incremental = node.materialized == "incremental" and not full and self.exists(node)
-        if node.language == "python":
-            self._python(node, relation, incremental, changes)
-            return None
         if not incremental:
             sql = self.render(node, node.sql, changes)
             self.con.execute(f"create or replace table {relation} as (\n{sql}\n)")
@@ -333,41 +328,6 @@ class Executor:
             f"{quote_text(node.seed_path or '')}, header = true, columns = {{{columns}}}, "
             "auto_detect = false, quote = '\"', escape = '\"')"
         )
-
-    def _python(self, node: Node, relation: str, incremental: bool, changes: Callable) -> None:
-        code = self._plain((node.incremental_sql if incremental else None) or node.sql)
-        module = types.ModuleType(f"obs_model_{node.name}")
-        exec(compile(code, f"<{node.name}>", "exec"), module.__dict__)
-        dbt = module.dbtObj(lambda name: self.con.sql(f"select * from {name}"))
-        if incremental:
-            # Its groups by the rule changed_groups follows in the SQL models,
-            # looked up in the model it reads.
-            marker = {
-                "lookup": node_parent_relation(self.plan, node),
-                "grain": node.unique_key,
-                "upstream_time": "ingested_through",
-            }
-            by_run = self.changed_groups(node, [marker], changes)
-            dbt.obs_changed_groups = groups_predicate(by_run, node.unique_key, None)
-        frame = module.model(dbt, self.con)
-        # Through a parquet file rather than a registered Arrow table: duckdb
-        # imports pandas (a quarter of a second) to look at a Python object.
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        if not isinstance(frame, pa.Table):
-            frame = frame.arrow() if hasattr(frame, "arrow") else pa.table(frame)
-        with tempfile.TemporaryDirectory(prefix="obs-model-") as scratch:
-            rows = Path(scratch) / "rows.parquet"
-            pq.write_table(frame, rows)
-            select = f"select * from read_parquet({quote_text(str(rows))})"
-            if incremental:
-                new = f"obs_new_{node.name}"
-                self.con.execute(f"create or replace temporary table {new} as {select}")
-                self._replace_keys(node, relation, new)
-                self.con.execute(f"drop table {new}")
-            else:
-                self.con.execute(f"create or replace table {relation} as {select}")
 
     # ---------- tests
 
@@ -448,11 +408,3 @@ def groups_predicate(by_run: dict, grain: Sequence[str], alias: str | None) -> s
 def node_schema_name(node: Node) -> tuple[str, str]:
     parts = [p.strip('"') for p in node.relation.split(".")]
     return parts[-2], parts[-1]
-
-
-def node_parent_relation(plan: Plan, node: Node) -> str:
-    """The relation of a Python model's one parent (its changed groups' lookup)."""
-    parents = [plan.nodes[p] for p in node.parents if p in plan.nodes]
-    if len(parents) != 1:
-        raise ValueError(f"{node.name}: an incremental Python model reads one model")
-    return parents[0].relation

@@ -29,7 +29,7 @@ from obs.runner.dbt import environment, project_dir
 from obs.runner.errors import DbtError
 
 # The plan's format: a plan written by another format is compiled again.
-PLAN_FORMAT = 1
+PLAN_FORMAT = 2
 # Stand-ins compiled into the SQL, replaced when the plan runs.
 LAKE_PLACEHOLDER = "/__obs_plan_lake__"
 DATABASE_PLACEHOLDER = "__obs_plan_db__"
@@ -53,7 +53,6 @@ class Node:
     name: str
     kind: str  # model, seed, test
     materialized: str
-    language: str  # sql, python
     relation: str  # quoted "db"."schema"."name" (placeholder database)
     parents: list[str]  # unique ids of the models and seeds it reads
     sources: list[str]  # lake tables it reads directly
@@ -280,8 +279,11 @@ def _plan_of(
         materialized = "test" if kind == "test" else str(config.materialized)
         if kind not in {"model", "seed", "test"} or materialized not in MATERIALIZATIONS:
             raise PlanUnsupported(f"{item.name}: {kind} materialized as {materialized}")
-        if kind == "model" and (config.pre_hook or _other_hooks(config.post_hook)):
+        if kind == "model" and (config.pre_hook or config.post_hook):
             raise PlanUnsupported(f"{item.name}: hooks")
+        if str(getattr(item, "language", "sql")).split(".")[-1].lower() != "sql":
+            # a user's Python model: dbt runs the build (on DuckDB)
+            raise PlanUnsupported(f"{item.name}: a Python model")
         depends = list(getattr(item.depends_on, "nodes", []))
         parents = [p for p in depends if p.startswith(("model.", "seed."))]
         sources = []
@@ -297,7 +299,6 @@ def _plan_of(
             name=item.name,
             kind=kind,
             materialized=materialized,
-            language=str(getattr(item, "language", "sql")).split(".")[-1].lower(),
             relation=str(item.relation_name or ""),
             parents=parents,
             sources=sources,
@@ -343,11 +344,6 @@ def _lake_tables_hook(item: Any) -> bool:
     """The project's on-run-start hook that makes the lake tables on Spark (and does
     nothing on DuckDB, where the lake source reads the parts in place)."""
     return str(getattr(item, "raw_code", "")).strip() == "{{ create_lake_tables() }}"
-
-
-def _other_hooks(hooks: Any) -> bool:
-    """Hooks besides the Python model's temp-table cleanup (the executor makes none)."""
-    return any("drop_python_temp_tables" not in str(getattr(h, "sql", h)) for h in hooks or [])
 
 
 def _dag_order(nodes: dict[str, Node]) -> dict[str, Node]:

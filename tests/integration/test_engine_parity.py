@@ -100,3 +100,39 @@ def test_executor_builds_what_dbt_builds(tmp_path: Path) -> None:
     assert ran == -1
     assert dbt_failures and obs_failures == dbt_failures
     assert any("outside [0, 1]" in line for line in obs_failures)
+
+
+def test_a_python_model_of_your_own_is_built_by_dbt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The project has no Python model; obs's executor runs SQL only. A fork that adds
+    one (OBS_PROJECT) still builds: dbt runs that build, the Python model included."""
+    import shutil
+
+    from obs.runner.dbt import project_dir
+
+    fork = tmp_path / "fork"
+    fork.mkdir()
+    for name in ("dbt_project.yml", "profiles.yml"):
+        shutil.copy(project_dir() / name, fork / name)
+    for name in ("models", "macros", "seeds", "data-tests"):
+        shutil.copytree(project_dir() / name, fork / name)
+    (fork / "models" / "marts" / "my_prompt_counts.py").write_text(
+        "def model(dbt, session):\n"
+        "    dbt.config(materialized='table')\n"
+        "    return dbt.ref('fct_prompt_iteration').aggregate(\n"
+        "        'iteration, count(*) as prompts', 'iteration')\n"
+    )
+    monkeypatch.setenv("OBS_PROJECT", str(fork))
+    dumps = tmp_path / "dumps"
+    write_demo_run(dumps, DemoSpec(prompts=6, iterations=2, samples_per_prompt=2, seed=3))
+    lake, warehouse = tmp_path / "lake", tmp_path / "obs.duckdb"
+    run_cli(["--lake", lake, "--warehouse", warehouse, "ingest", "rollouts", dumps, "--run", "p"])
+    done = build(Dbt(warehouse, lake))
+    assert done.engine == "dbt"
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        counts = con.execute("select * from my_prompt_counts order by 1").fetchall()
+    finally:
+        con.close()
+    assert counts == [(0, 6), (1, 6)]

@@ -12,7 +12,6 @@ def _node(name: str, materialized: str, parents: list[str]) -> Node:
         name=name,
         kind="model",
         materialized=materialized,
-        language="sql",
         relation=f'"db"."main"."{name}"',
         parents=[f"model.obs.{p}" for p in parents],
         sources=[],
