@@ -105,6 +105,10 @@ Behind flags (each takes minutes on 2 cores):
               responses) so 5M dumps are ~4 GB; each size's dumps are deleted
               once ingested and its lake after its builds. Per size: ingest,
               build (cold, parse cache warm), build-again (no new rows).
+--spark       with --growth: also ``obs build --target spark`` per size (a
+              local Spark session, its warehouse beside the DuckDB file):
+              cold, then again with no new rows. Needs Java and the spark
+              extra.
 
 Goals (the goal table; 2 cores):
 
@@ -144,6 +148,8 @@ test failing, say) keeps its time but its goals read "FAILED".
     python bench/run.py                       # default: a few minutes
     python bench/run.py --rollouts 20000 --reward-rows 20000 --no-nodes   # smoke
     python bench/run.py --large --growth      # everything (tens of minutes)
+    python bench/run.py --no-nodes --no-serve --no-histories --reward-rows 0 \
+        --growth --growth-rows 1000000 5000000 --spark   # DuckDB against local Spark
     python bench/run.py --only-histories      # the run-history stages alone (~1.5 min)
 """
 
@@ -598,8 +604,11 @@ def generate_gsm8k(path: Path, rows: int, seed: int) -> float:
     return path.stat().st_size / 1e6
 
 
-def row_growth(bench: Bench, out: Path, prompts: int, sizes: list[int], seed: int) -> list[dict]:
-    """Fresh lakes of each size (short text): ingest, build, build again; dumps freed early."""
+def row_growth(
+    bench: Bench, out: Path, prompts: int, sizes: list[int], seed: int, spark: bool = False
+) -> list[dict]:
+    """Fresh lakes of each size (short text): ingest, build, build again; dumps freed early.
+    ``spark``: the same lake built on local Spark too (cold, then again)."""
     found = []
     for size in sizes:
         label = f"{size / 1e6:g}M"
@@ -622,6 +631,11 @@ def row_growth(bench: Bench, out: Path, prompts: int, sizes: list[int], seed: in
             f"growth-build-{label}", obs(lake, warehouse, "build"), run.rows, run.megabytes
         )
         again = bench.measure(f"growth-again-{label}", obs(lake, warehouse, "build"), run.rows)
+        spark_build = spark_again = None
+        if spark:
+            on_spark = obs(lake, warehouse, "build", "--target", "spark")
+            spark_build = bench.measure(f"growth-spark-{label}", on_spark, run.rows, run.megabytes)
+            spark_again = bench.measure(f"growth-spark-again-{label}", on_spark, run.rows)
         shutil.rmtree(place, ignore_errors=True)
         found.append(
             {
@@ -630,6 +644,8 @@ def row_growth(bench: Bench, out: Path, prompts: int, sizes: list[int], seed: in
                 "ingest": ingest,
                 "build": build,
                 "again": again,
+                "spark": spark_build,
+                "spark_again": spark_again,
             }
         )
     return found
@@ -859,6 +875,11 @@ def main() -> None:
         help="sizes of the --growth stage (default 200000 1000000 5000000)",
     )
     parser.add_argument(
+        "--spark",
+        action="store_true",
+        help="with --growth: each size built on local Spark too (needs Java, the spark extra)",
+    )
+    parser.add_argument(
         "--no-nodes", action="store_true", help="skip the node-count stage (two dbt builds)"
     )
     parser.add_argument("--reward-rows", type=int, default=200_000, help="0 to skip")
@@ -945,7 +966,11 @@ def main() -> None:
         large = cold_and_live(bench, large_run, out / "large", "-large", floor=False)
         shutil.rmtree(out / "run_large", ignore_errors=True)
 
-    growth = row_growth(bench, out, prompts, args.growth_rows, args.seed) if args.growth else []
+    growth = (
+        row_growth(bench, out, prompts, args.growth_rows, args.seed, spark=args.spark)
+        if args.growth
+        else []
+    )
     history = None if args.no_histories else run_histories(bench, out, args, cold["build"])
     print("  track-step ...", file=sys.stderr, flush=True)
     tracked = track_step.measure()
@@ -1001,6 +1026,12 @@ def main() -> None:
             f"  {g['rows']:>9} {'~200/200':<10} {g['ingest'].seconds:>9.1f} "
             f"{g['build'].seconds:>8.1f} {g['again'].seconds:>8.1f}   (--growth)"
         )
+        if g["spark"]:
+            print(
+                f"  {g['rows']:>9} {'on Spark':<10} {'':>9} {g['spark'].seconds:>8.1f} "
+                f"{g['spark_again'].seconds:>8.1f}   (--spark; peak "
+                f"{g['spark'].peak_tree_mb:.0f} MB against DuckDB's {g['build'].peak_tree_mb:.0f})"
+            )
     if not growth:
         print("  (1M and 5M: --growth)")
     print(
@@ -1175,6 +1206,18 @@ def main() -> None:
                 [g["build"]],
             )
         )
+        if g["spark"]:
+            goals.append(
+                goal(
+                    "5",
+                    f"build {g['rows']:,} on local Spark (short text, cold) (s)",
+                    g["spark"].seconds,
+                    "{:.1f}",
+                    "info",
+                    lambda v: True,
+                    [g["spark"]],
+                )
+            )
     if not growth:
         goals.append(goal("5", "build 1M, 5M (s)", None, "", "info", None, [], "--growth"))
     goals.append(
@@ -1321,6 +1364,8 @@ def main() -> None:
                 "ingest": g["ingest"].record(),
                 "build": g["build"].record(),
                 "again": g["again"].record(),
+                "spark": g["spark"].record() if g["spark"] else None,
+                "spark_again": g["spark_again"].record() if g["spark_again"] else None,
             }
             for g in growth
         ],

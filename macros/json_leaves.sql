@@ -128,50 +128,9 @@
 {% macro _json_double_text(number) %}
 {#- A double as yyjson (DuckDB's JSON) writes it: the shortest digits that
     read back as the number, fixed notation from 1e-6 to below 1e21 (with
-    `.0` when whole), `d.ddde-7` style beyond. The digits come from Java's
-    %.{p}e for the first p that reads back (rounded from Java's own digits:
-    a number whose shortest form has 17 digits may end one digit off). -#}
-    (case
-        when {{ number }} = 0 then cast({{ number }} as string)
-        else element_at(transform(
-            array(element_at(filter(
-                transform(sequence(0, 16), places -> format_string(concat('%.', places, 'e'), {{ number }})),
-                written -> cast(written as double) = {{ number }}
-            ), 1)),
-            written -> element_at(transform(
-                array(named_struct(
-                    'digits', regexp_replace(
-                        regexp_replace(regexp_extract(written, '^-?([0-9.]+)e', 1), '[.]', ''),
-                        '0+$', ''
-                    ),
-                    'exponent', cast(regexp_extract(written, 'e([-+][0-9]+)$', 1) as int)
-                )),
-                parts -> concat(
-                    case when written like '-%' then '-' else '' end,
-                    case
-                        when parts.exponent >= 21 or parts.exponent <= -7
-                            then concat(
-                                substr(parts.digits, 1, 1),
-                                case
-                                    when length(parts.digits) > 1
-                                        then concat('.', substr(parts.digits, 2))
-                                    else ''
-                                end,
-                                'e', cast(parts.exponent as string)
-                            )
-                        when parts.exponent < 0
-                            then concat('0.', repeat('0', -parts.exponent - 1), parts.digits)
-                        when length(parts.digits) <= parts.exponent + 1
-                            then concat(rpad(parts.digits, parts.exponent + 1, '0'), '.0')
-                        else concat(
-                            substr(parts.digits, 1, parts.exponent + 1), '.',
-                            substr(parts.digits, parts.exponent + 2)
-                        )
-                    end
-                )
-            ), 1)
-        ), 1)
-    end)
+    `.0` when whole), `d.ddde-7` / `1e21` beyond, NaN, Infinity and
+    -Infinity as DuckDB writes them. -#}
+    {{- _spark_number_text(number, 'NaN', 'Infinity', -6, 21, '', 1) -}}
 {%- endmacro %}
 
 {% macro duckdb__json_leaves(relation, id_column, json_column) %}

@@ -65,7 +65,12 @@
                         else ''
                     end
                     || 'e' || case when number_parts.exponent < 0 then '-' else '{{ plus }}' end
-                    || lpad(cast(abs(number_parts.exponent) as string), {{ exponent_digits }}, '0')
+                    {#- lpad cuts a longer text to the length: at least the digits -#}
+                    || lpad(
+                        cast(abs(number_parts.exponent) as string),
+                        greatest(length(cast(abs(number_parts.exponent) as string)), {{ exponent_digits }}),
+                        '0'
+                    )
             end), 1)), 1)
         end), 1)
 {%- endmacro %}

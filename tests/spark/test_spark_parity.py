@@ -207,16 +207,6 @@ def test_spark_builds_the_duckdb_marts_cold_and_incrementally(grown: GrowingRun)
     assert "prompts learned" in summary
 
 
-# Unit tests of ported models that do not run on Spark yet, and why: the list only
-# shrinks (write the fixture per engine, see dim_prompts' tests, then take it off).
-SPARK_UNIT_TEST_DEBT = {
-    "int_run_findings_say_what_was_seen": (
-        "struct-list fixture and list columns in dict-form expected rows, which "
-        "dbt-spark writes into the SQL unquoted"
-    ),
-}
-
-
 def _ported_unit_tests() -> list[str]:
     """The dbt unit tests of the models that build on Spark (dbt leaves out the unit tests
     of a disabled model)."""
@@ -224,7 +214,7 @@ def _ported_unit_tests() -> list[str]:
     found = []
     for path in sorted((ROOT / "models").rglob("*.yml")):
         for test in (yaml.safe_load(path.read_text()) or {}).get("unit_tests") or []:
-            if test["model"] in ported and test["name"] not in SPARK_UNIT_TEST_DEBT:
+            if test["model"] in ported:
                 found.append(test["name"])
     return found
 
@@ -239,7 +229,6 @@ def test_spark_passes_the_unit_tests_of_every_ported_model(grown: GrowingRun) ->
         _build_both(grown)
     expected = _ported_unit_tests()
     assert len(expected) >= 14
-    excluded = [arg for name in sorted(SPARK_UNIT_TEST_DEBT) for arg in ("--exclude", name)]
-    result = spark.invoke("test", ["--select", "test_type:unit", *excluded])
+    result = spark.invoke("test", ["--select", "test_type:unit"])
     assert result.failures == () and result.failed == 0, result.failures
     assert result.passed == len(expected)

@@ -65,7 +65,7 @@ rolled_up as (
             and (
                 signal not in ('max_total_s_spike', 'max_volume_reload_s_spike')
                 or {{ list_element(
-                    filter_list('measures', "m -> right(m.key, 6) = '_ratio'"), 1
+                    list_where('measures', 'm', "right(m.key, 6) = '_ratio'"), 1
                 ) }}.value >= {{ var('spike_min_ratio') }}
             )
         ) as lone_strength,
