@@ -17,8 +17,8 @@
         when {{ slope }} is null then null
         when {{ noise }} > 0 and {{ index_spread }} > 0
             then {{ slope }} / sqrt({{ noise }} / {{ index_spread }})
-        when {{ slope }} > 0 then 'infinity'::double
-        when {{ slope }} < 0 then '-infinity'::double
+        when {{ slope }} > 0 then cast('infinity' as double)
+        when {{ slope }} < 0 then cast('-infinity' as double)
         else 0.0
     end
 {% endmacro %}

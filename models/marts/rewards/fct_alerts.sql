@@ -25,30 +25,39 @@ rules as (
     where enabled
 ),
 
-metric_values as (
+{# fct_reward_steps' columns under the monitor's metric names #}
+named as (
     select
         run_id,
         step,
-        metric,
-        value
+        mean as mean_reward,
+        std as std_reward,
+        min as min_reward,
+        max as max_reward,
+        total as total_reward,
+        signal_to_noise,
+        entropy as reward_entropy,
+        variance as reward_variance,
+        kl_divergence,
+        policy_entropy,
+        advantage_mean,
+        advantage_std,
+        performance
     from steps
-    unpivot (
-        value for metric in (
-            mean as mean_reward,
-            std as std_reward,
-            min as min_reward,
-            max as max_reward,
-            total as total_reward,
-            signal_to_noise as signal_to_noise,
-            entropy as reward_entropy,
-            variance as reward_variance,
-            kl_divergence as kl_divergence,
-            policy_entropy as policy_entropy,
-            advantage_mean as advantage_mean,
-            advantage_std as advantage_std,
-            performance as performance
-        )
-    )
+),
+
+metric_values as (
+    {{ unpivot_columns(
+        'named',
+        [
+            'mean_reward', 'std_reward', 'min_reward', 'max_reward', 'total_reward',
+            'signal_to_noise', 'reward_entropy', 'reward_variance', 'kl_divergence',
+            'policy_entropy', 'advantage_mean', 'advantage_std', 'performance',
+        ],
+        'metric',
+        'value',
+        keep=['run_id', 'step'],
+    ) }}
 ),
 
 indexed as (
@@ -75,8 +84,8 @@ threshold_checks as (
             when 'greater' then indexed.value > rules.threshold
             when 'equal' then abs(indexed.value - rules.threshold) < 1e-6
         end as holds,
-        rules.metric || ' (' || printf('%.4f', indexed.value) || ') ' || rules.condition
-        || ' than threshold (' || printf('%.4f', rules.threshold) || ')' as message
+        rules.metric || ' (' || {{ format_fixed('indexed.value', 4) }} || ') ' || rules.condition
+        || ' than threshold (' || {{ format_fixed('rules.threshold', 4) }} || ')' as message
     from indexed
     inner join rules on indexed.metric = rules.metric and rules.kind = 'threshold'
 ),
@@ -94,7 +103,7 @@ trend_fits as (
         rules.window_size,
         rules.level,
         count(*) as fitted,
-        {{ exact_float('regr_slope(earlier.value, earlier.value_index)') }} as slope
+        {{ exact_float(least_squares_slope('earlier.value', 'earlier.value_index')) }} as slope
     from indexed as latest
     inner join rules on latest.metric = rules.metric and rules.kind = 'trend'
     inner join indexed as earlier
@@ -103,7 +112,7 @@ trend_fits as (
             and latest.metric = earlier.metric
             and earlier.value_index between latest.value_index - rules.window_size + 1
             and latest.value_index
-    group by all
+    group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
 ),
 
 trend_checks as (
@@ -126,11 +135,11 @@ trend_checks as (
         case
             when slope < min_slope
                 then
-                    metric || ' trend slope (' || printf('%.6f', slope) || ') below minimum ('
-                    || printf('%.6f', min_slope) || ')'
+                    metric || ' trend slope (' || {{ format_fixed('slope', 6) }}
+                    || ') below minimum (' || {{ format_fixed('min_slope', 6) }} || ')'
             else
-                metric || ' trend slope (' || printf('%.6f', slope) || ') above maximum ('
-                || printf('%.6f', max_slope) || ')'
+                metric || ' trend slope (' || {{ format_fixed('slope', 6) }}
+                || ') above maximum (' || {{ format_fixed('max_slope', 6) }} || ')'
         end as message
     from trend_fits
 ),
@@ -167,9 +176,9 @@ hacking_checks as (
         hacking_spans.verdict = 'high' as holds,
         coalesce(rules.message, hacking_spans.message)
         || case
-            when len(hacking_spans.suspected_functions) > 0
+            when {{ list_size('hacking_spans.suspected_functions') }} > 0
                 then
-                    ' (suspected: ' || array_to_string(hacking_spans.suspected_functions, ', ')
+                    ' (suspected: ' || {{ list_join('hacking_spans.suspected_functions', "', '") }}
                     || ')'
             else ''
         end as message

@@ -75,10 +75,11 @@ whole as (
         'run' as scope,
         min(step) as window_start_step,
         max(step) as window_end_step,
+        max(point_index) as point_index,
         count(*) as points,
-        regr_slope(reward, point_index) as seed_reward_slope,
-        regr_slope(performance, point_index) as seed_performance_slope,
-        regr_slope(performance, step) as performance_slope,
+        {{ least_squares_slope('reward', 'point_index') }} as seed_reward_slope,
+        {{ least_squares_slope('performance', 'point_index') }} as seed_performance_slope,
+        {{ least_squares_slope('performance', 'step') }} as performance_slope,
         regr_sxx(performance, step) as performance_step_spread,
         var_samp(performance_change) as performance_change_variance,
         covar_samp(performance_change, performance_gap) as performance_change_gap_covariance,
@@ -94,10 +95,12 @@ windowed as (
         'window' as scope,
         first_value(step) over span as window_start_step,
         step as window_end_step,
+        point_index,
         count(*) over span as points,
-        regr_slope(reward, point_index) over span as seed_reward_slope,
-        regr_slope(performance, point_index) over span as seed_performance_slope,
-        regr_slope(performance, step) over span as performance_slope,
+        {{ least_squares_slope('reward', 'point_index', over='span') }} as seed_reward_slope,
+        {{ least_squares_slope('performance', 'point_index', over='span') }}
+            as seed_performance_slope,
+        {{ least_squares_slope('performance', 'step', over='span') }} as performance_slope,
         regr_sxx(performance, step) over span as performance_step_spread,
         var_samp(performance_change) over changes as performance_change_variance,
         covar_samp(performance_change, performance_gap) over changes
@@ -113,76 +116,21 @@ windowed as (
             partition by run_id, reward_function order by point_index
             rows between {{ window - 2 }} preceding and current row
         )
-    qualify point_index >= {{ window }} - 1
 ),
 
+{# point_index: the index of the span's last performance point. #}
 spans as (
     select * from whole
     union all
     select * from windowed
+    where point_index >= {{ window }} - 1
 ),
 
-{# obs's fit of the reward. The spans and the reward's steps in one series
-   per run and function, ordered by step: each span's row sits at its last
-   step, and a window frame reaching back to its first step holds exactly
-   the reward's steps in the span (the aggregates skip the span rows'
-   nulls). #}
-observed as (
-    select
-        *,
-        window_end_step as step,
-        window_end_step - window_start_step as span_length
-    from spans
-    union all by name
-    select
-        run_id,
-        reward_function,
-        step,
-        0 as span_length,
-        reward,
-        step as reward_step,
-        reward_change,
-        step_gap as reward_gap
-    from rewards
-),
-
+{# obs's fit of the reward over each span: on the reward's steps in it,
+   with its changes between two of them (those into every step but its
+   first there). #}
 fitted as (
-    select
-        *,
-        count(reward) over span as reward_points,
-        min(reward_step) over span as first_reward_step,
-        regr_slope(reward, reward_step) over span as reward_slope,
-        regr_sxx(reward, reward_step) over span as reward_step_spread
-    from observed
-    window
-        span as (
-            partition by run_id, reward_function order by step
-            range between span_length preceding and current row
-        )
-),
-
-{# The reward's changes between two of its steps in the span: those into
-   every step but its first there, a frame from the step after that one
-   (reaching back reward_reach steps from the span's last). #}
-reaching as (
-    select
-        *,
-        greatest(coalesce(window_end_step - first_reward_step - 1, 0), 0) as reward_reach
-    from fitted
-),
-
-changed as (
-    select
-        *,
-        var_samp(reward_change) over changes as reward_change_variance,
-        covar_samp(reward_change, reward_gap) over changes as reward_change_gap_covariance,
-        var_samp(reward_gap) over changes as reward_gap_variance
-    from reaching
-    window
-        changes as (
-            partition by run_id, reward_function order by step
-            range between reward_reach preceding and current row
-        )
+    {{ span_reward_fits('spans', 'rewards', 'points', window) }}
 ),
 
 {# Only the last bits of a float aggregate depend on the order it added
@@ -223,13 +171,16 @@ rounded as (
         {{ exact_float('performance_change_gap_covariance') }}
             as performance_change_gap_covariance,
         {{ exact_float('performance_gap_variance') }} as performance_gap_variance
-    from changed
-    where scope is not null
+    from fitted
 ),
 
 {# sigma^2 = var_samp(change - slope x gap) / 2, expanded. Its terms carry
    12 significant digits: a difference within 1e-10 of their size is
-   rounding, and 0 (a series on a straight line has no noise). #}
+   rounding, and 0 (a series on a straight line has no noise). So is a
+   variance within 1e-10 of the trend's own over the span (slope^2 x
+   spread / points): changes that differ only in their last bits (a metric
+   logged on a line, 0.5 + step / 20) would give a t near 1e15 whose
+   digits depend on the order the engine added in. #}
 expanded as (
     select
         *,
@@ -252,11 +203,19 @@ noise as (
     select
         *,
         case
-            when reward_residual_variance <= 1e-10 * reward_terms then 0.0
+            when
+                reward_residual_variance <= 1e-10 * reward_terms
+                or reward_residual_variance * reward_points
+                <= 1e-10 * reward_slope * reward_slope * reward_step_spread
+                then 0.0
             else reward_residual_variance / 2
         end as reward_noise,
         case
-            when performance_residual_variance <= 1e-10 * performance_terms then 0.0
+            when
+                performance_residual_variance <= 1e-10 * performance_terms
+                or performance_residual_variance * points
+                <= 1e-10 * performance_slope * performance_slope * performance_step_spread
+                then 0.0
             else performance_residual_variance / 2
         end as performance_noise
     from expanded
@@ -302,7 +261,7 @@ suspects as (
         run_id,
         scope,
         window_end_step,
-        list(reward_function order by reward_function) as suspected_functions
+        {{ ordered_list('reward_function', ['reward_function']) }} as suspected_functions
     from judged
     where reward_function is not null and verdict in ('high', 'medium')
     group by 1, 2, 3
@@ -316,10 +275,12 @@ judged_runs as (
     select distinct run_id from judged
 ),
 
+{# In anchored's columns and order, and its message: said unions them by
+   position. #}
 unanchored as (
     select
         run_id,
-        cast(null as varchar) as reward_function,
+        cast(null as string) as reward_function,
         'run' as scope,
         cast(null as bigint) as window_start_step,
         cast(null as bigint) as window_end_step,
@@ -333,7 +294,7 @@ unanchored as (
         cast(null as double) as seed_performance_slope,
         'no_performance_metric' as seed_verdict,
         'no_performance_metric' as verdict,
-        cast(null as varchar[]) as suspected_functions,
+        null as suspected_functions,
         'No verdict: the performance metric {{ var("performance_metric") }}'
         || ' was never logged for this run (set the var performance_metric)' as message
     from rewarded_runs
@@ -359,7 +320,7 @@ anchored as (
         judged.verdict,
         case
             when judged.reward_function is null
-                then coalesce(suspects.suspected_functions, cast([] as varchar[]))
+                then coalesce(suspects.suspected_functions, {{ empty_list('varchar') }})
         end as suspected_functions
     from judged
     left join suspects
@@ -378,7 +339,7 @@ said as (
             when 'medium' then 'Possible reward hacking: rewards increasing but performance flat'
         end as message
     from anchored
-    union all by name
+    union all
     select * from unanchored
 ),
 
