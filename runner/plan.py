@@ -28,8 +28,10 @@ from typing import Any
 from obs.runner.dbt import environment, project_dir
 from obs.runner.errors import DbtError
 
-# The plan's format: a plan written by another format is compiled again.
-PLAN_FORMAT = 2
+# The plan's format: a plan written by another format is compiled again. 3: plans
+# compiled since the partial parse is kept per project folder (one compiled from another
+# copy's parse could read that copy's seed files).
+PLAN_FORMAT = 3
 # Stand-ins compiled into the SQL, replaced when the plan runs.
 LAKE_PLACEHOLDER = "/__obs_plan_lake__"
 DATABASE_PLACEHOLDER = "__obs_plan_db__"
@@ -210,9 +212,13 @@ def compile_plan(args: Sequence[str], fingerprint: str, show_progress: bool = Fa
             "--log-level-file",
             "none",
         ]
-        # The partial parse of the last plan compile, so a changed project
-        # reparses only its changed files.
-        cached_parse = cache_dir() / "partial_parse.msgpack"
+        # The partial parse of the last plan compile of this project folder, so a
+        # changed project reparses only its changed files. Per folder: dbt keeps the
+        # nodes of unchanged files as they were parsed, their folder included, so a
+        # parse of another copy (a fork, another checkout) would point this project's
+        # seeds at that copy's CSV files.
+        folder_key = hashlib.sha1(str(root.resolve()).encode()).hexdigest()[:16]
+        cached_parse = cache_dir() / f"partial_parse-{folder_key}.msgpack"
         (work / "target").mkdir()
         if cached_parse.is_file():
             with contextlib.suppress(OSError):
@@ -251,7 +257,20 @@ def compile_plan(args: Sequence[str], fingerprint: str, show_progress: bool = Fa
             from obs.runner.dbt import copy_atomically
 
             copy_atomically(saved, cached_parse)
+            _prune_parses(cached_parse.parent)
         return _plan_of(manifest, full_code, incremental_code, fingerprint)
+
+
+def _prune_parses(folder: Path) -> None:
+    """Keep the partial parses of the few project folders compiled last (and drop the one
+    file all folders shared before)."""
+    with contextlib.suppress(OSError):
+        (folder / "partial_parse.msgpack").unlink(missing_ok=True)
+        kept = sorted(
+            folder.glob("partial_parse-*.msgpack"), key=lambda p: p.stat().st_mtime, reverse=True
+        )
+        for old in kept[PLAN_CACHE_FILES:]:
+            old.unlink(missing_ok=True)
 
 
 def _compiled(result: Any, what: str) -> dict[str, str]:

@@ -136,3 +136,43 @@ def test_a_python_model_of_your_own_is_built_by_dbt(
     finally:
         con.close()
     assert counts == [(0, 6), (1, 6)]
+
+
+def test_a_copy_of_the_project_reads_its_own_seeds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two copies of the project on one machine (two checkouts, a fork): the plan of the
+    second copy, compiled after the first one's, reads the second copy's seed files, and
+    builds once the first copy is gone (dbt keeps an unchanged file's node as another
+    copy's partial parse recorded it, that copy's folder included)."""
+    import shutil
+
+    from obs.runner.dbt import project_dir
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    copies = {}
+    for name in ("first", "second"):
+        copy = copies[name] = tmp_path / name
+        copy.mkdir()
+        for file in ("dbt_project.yml", "profiles.yml"):
+            shutil.copy(project_dir() / file, copy / file)
+        for folder in ("models", "macros", "seeds", "data-tests"):
+            shutil.copytree(project_dir() / folder, copy / folder)
+    dumps, lake = tmp_path / "dumps", tmp_path / "lake"
+    write_demo_run(dumps, DemoSpec(prompts=6, iterations=2, samples_per_prompt=2, seed=3))
+    run_cli(["--lake", lake, "--warehouse", tmp_path / "w0.duckdb", "ingest", "rollouts",
+             dumps, "--run", "p", "-q"])  # fmt: skip
+    monkeypatch.setenv("OBS_PROJECT", str(copies["first"]))
+    assert build(Dbt(tmp_path / "first.duckdb", lake)).engine == "obs"
+    shutil.rmtree(copies["first"])
+    monkeypatch.setenv("OBS_PROJECT", str(copies["second"]))
+    assert build(Dbt(tmp_path / "second.duckdb", lake)).engine == "obs"
+    plans = list((tmp_path / "cache" / "obs" / "plan").glob("*.json"))
+    second = [p.read_text() for p in plans if str(copies["second"]) in p.read_text()]
+    assert len(plans) == 2 and len(second) == 1 and str(copies["first"]) not in second[0]
+    aliases = (copies["second"] / "seeds" / "metric_aliases.csv").read_text().splitlines()
+    con = duckdb.connect(str(tmp_path / "second.duckdb"), read_only=True)
+    try:
+        assert con.execute("select count(*) from metric_aliases").fetchone() == (len(aliases) - 1,)
+    finally:
+        con.close()
