@@ -625,17 +625,34 @@ def row_growth(
             run.rows,
             run.megabytes,
         )
+        late = place / "late" / run.late.name
+        late.parent.mkdir(parents=True, exist_ok=True)
+        run.late.rename(late)
         shutil.rmtree(place / "run", ignore_errors=True)
         bench.measure(f"growth-warmup-{label}", obs(lake, warehouse, "build", "--compile-only"))
         build = bench.measure(
             f"growth-build-{label}", obs(lake, warehouse, "build"), run.rows, run.megabytes
         )
         again = bench.measure(f"growth-again-{label}", obs(lake, warehouse, "build"), run.rows)
-        spark_build = spark_again = None
+        spark_build = spark_again = spark_nodes = spark_next = spark_next_nodes = None
         if spark:
-            on_spark = obs(lake, warehouse, "build", "--target", "spark")
+            # --write-json: dbt's run_results.json, for where the time went
+            on_spark = obs(lake, warehouse, "build", "--target", "spark", "--write-json")
             spark_build = bench.measure(f"growth-spark-{label}", on_spark, run.rows, run.megabytes)
+            spark_nodes = _spark_node_seconds(warehouse)
             spark_again = bench.measure(f"growth-spark-again-{label}", on_spark, run.rows)
+        # one more iteration lands (the history is older than the look-back window by
+        # now): what each later iteration of the run costs on each engine
+        bench.measure(
+            f"growth-next-ingest-{label}",
+            obs(lake, warehouse, "ingest", "rollouts", str(late.parent), "--run", RUN, "-q"),
+            run.late_rows,
+            run.late_megabytes,
+        )
+        following = bench.measure(f"growth-next-{label}", obs(lake, warehouse, "build"))
+        if spark:
+            spark_next = bench.measure(f"growth-spark-next-{label}", on_spark)
+            spark_next_nodes = _spark_node_seconds(warehouse)
         shutil.rmtree(place, ignore_errors=True)
         found.append(
             {
@@ -646,9 +663,36 @@ def row_growth(
                 "again": again,
                 "spark": spark_build,
                 "spark_again": spark_again,
+                "spark_nodes": spark_nodes,
+                "next": following,
+                "spark_next": spark_next,
+                "spark_next_nodes": spark_next_nodes,
             }
         )
     return found
+
+
+def _spark_node_seconds(warehouse: Path) -> dict:
+    """Where a Spark build's time went, from dbt's run_results.json: seconds in
+    models, in data tests, and the slowest nodes (the rest is dbt and the session)."""
+    state = warehouse.parent / f"{warehouse.name}.spark.dbt" / "target" / "run_results.json"
+    if not state.exists():
+        return {}
+    found = json.loads(state.read_text())
+    nodes = [
+        (r["unique_id"].split(".")[0], r["unique_id"].split(".")[-1], r["execution_time"])
+        for r in found["results"]
+    ]
+    return {
+        "elapsed": found.get("elapsed_time"),
+        "models": sum(t for kind, _, t in nodes if kind == "model"),
+        "tests": sum(t for kind, _, t in nodes if kind == "test"),
+        "other": sum(t for kind, _, t in nodes if kind not in ("model", "test")),
+        "nodes": len(nodes),
+        "slowest": sorted(([name, round(t, 2)] for kind, name, t in nodes), key=lambda n: -n[1])[
+            :8
+        ],
+    }
 
 
 @dataclass
@@ -1024,14 +1068,26 @@ def main() -> None:
     for g in growth:
         print(
             f"  {g['rows']:>9} {'~200/200':<10} {g['ingest'].seconds:>9.1f} "
-            f"{g['build'].seconds:>8.1f} {g['again'].seconds:>8.1f}   (--growth)"
+            f"{g['build'].seconds:>8.1f} {g['again'].seconds:>8.1f}   (--growth; one more "
+            f"iteration: {g['next'].seconds:.1f} s)"
         )
         if g["spark"]:
             print(
                 f"  {g['rows']:>9} {'on Spark':<10} {'':>9} {g['spark'].seconds:>8.1f} "
-                f"{g['spark_again'].seconds:>8.1f}   (--spark; peak "
+                f"{g['spark_again'].seconds:>8.1f}   (--spark; one more iteration: "
+                f"{g['spark_next'].seconds:.1f} s; peak "
                 f"{g['spark'].peak_tree_mb:.0f} MB against DuckDB's {g['build'].peak_tree_mb:.0f})"
             )
+            for which in ("spark_nodes", "spark_next_nodes"):
+                spent = g[which] or {}
+                when = "cold" if which == "spark_nodes" else "one more"
+                print(
+                    f"  {'':>9} {'':<10} dbt's record ({when}): "
+                    f"{spent.get('elapsed') or 0:.1f} s elapsed, "
+                    f"{spent.get('models', 0):.1f} s in models, {spent.get('tests', 0):.1f} s in "
+                    f"data tests ({spent.get('nodes', 0)} nodes); slowest: "
+                    + ", ".join(f"{name} {t:g}" for name, t in spent.get("slowest", [])[:5])
+                )
     if not growth:
         print("  (1M and 5M: --growth)")
     print(
@@ -1366,6 +1422,10 @@ def main() -> None:
                 "again": g["again"].record(),
                 "spark": g["spark"].record() if g["spark"] else None,
                 "spark_again": g["spark_again"].record() if g["spark_again"] else None,
+                "spark_nodes": g["spark_nodes"],
+                "next": g["next"].record(),
+                "spark_next": g["spark_next"].record() if g["spark_next"] else None,
+                "spark_next_nodes": g["spark_next_nodes"],
             }
             for g in growth
         ],

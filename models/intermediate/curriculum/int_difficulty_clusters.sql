@@ -63,49 +63,17 @@ grouped as (
     group by 1, 2
 ),
 
-means as (
-    select
-        *,
-        {{ list_total(list_map('points', 'p', 'p.x0')) }}
-        / cast(n_points as double) as mean0,
-        {{ list_total(list_map('points', 'p', 'p.x1')) }}
-        / cast(n_points as double) as mean1,
-        {{ list_total(list_map('points', 'p', 'p.x2')) }}
-        / cast(n_points as double) as mean2
-    from grouped
-),
-
-{# population std: squares of the deviations summed in order #}
-spreads as (
-    select
-        *,
-        sqrt(
-            {{ list_total(
-                list_map('points', 'p', '(p.x0 - mean0) * (p.x0 - mean0)')
-            ) }}
-            / cast(n_points as double)
-        ) as spread0,
-        sqrt(
-            {{ list_total(
-                list_map('points', 'p', '(p.x1 - mean1) * (p.x1 - mean1)')
-            ) }}
-            / cast(n_points as double)
-        ) as spread1,
-        sqrt(
-            {{ list_total(
-                list_map('points', 'p', '(p.x2 - mean2) * (p.x2 - mean2)')
-            ) }}
-            / cast(n_points as double)
-        ) as spread2
-    from means
-),
-
+{# Standardised in one expression: the means and the population stds
+   (squares of the deviations summed in order) are bound once (macro bind)
+   and read inside the points' lambda. As columns of a CTE, Spark's optimizer
+   would paste their list sums into the lambda, once per point: n^2 per
+   mean, n^3 per std. #}
 standardised as (
     select
         run_id,
         iteration,
         n_points,
-        {{ list_map('points', 'p', struct_from({
+        {%- set ns = namespace(body=list_map('points', 'p', struct_from({
             'position': 'p.position',
             'prompt_hash': 'p.prompt_hash',
             's0': '(p.x0 - mean0) / case when spread0 = 0 then 1.0 else spread0 end',
@@ -114,8 +82,25 @@ standardised as (
             'weight': 'cast(0.0 as double)',
             'label': '0',
             'previous': '0',
-        })) }} as points
-    from spreads
+        }))) %}
+        {%- for i in [2, 1, 0] %}
+            {%- set ns.body = bind(
+                'spread' ~ i,
+                'sqrt(' ~ list_total(list_map(
+                    'points', 'p', '(p.x' ~ i ~ ' - mean' ~ i ~ ') * (p.x' ~ i ~ ' - mean' ~ i ~ ')'
+                )) ~ ' / cast(n_points as double))',
+                ns.body
+            ) %}
+        {%- endfor %}
+        {%- for i in [2, 1, 0] %}
+            {%- set ns.body = bind(
+                'mean' ~ i,
+                list_total(list_map('points', 'p', 'p.x' ~ i)) ~ ' / cast(n_points as double)',
+                ns.body
+            ) %}
+        {%- endfor %}
+        {{ ns.body }} as points
+    from grouped
 ),
 
 counted as (
@@ -147,8 +132,19 @@ clustered as (
     select
         run_id,
         iteration,
-        {{ kmeans_labels(
-            'points', 'n_clusters', 'first_position', clusters_asked, kmeans_seed
+        {#- the columns bound, not pasted by Spark's optimizer into the
+            k-means' lambdas (once per point and iteration) -#}
+        {{ bind(
+            'kmeans_input',
+            struct_from({
+                'points': 'points',
+                'clusters': 'n_clusters',
+                'first_position': 'first_position',
+            }),
+            kmeans_labels(
+                'kmeans_input.points', 'kmeans_input.clusters', 'kmeans_input.first_position',
+                clusters_asked, kmeans_seed
+            )
         ) }} as points
     from counted
 ),
