@@ -130,6 +130,20 @@ def _metrics_option(ctx: click.Context, param: click.Parameter, value: tuple[str
     return [v for item in value for v in item.split(",") if v]
 
 
+def _build_target(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """compare's ``--target``: the build to read, as for the other reading commands; the
+    former ``--target METRIC=VALUE`` (now ``--reach``) gets a line naming the new spelling."""
+    if value in ("duckdb", "spark"):
+        return value
+    if "=" in value:
+        raise click.BadParameter(
+            f"{value}: --target names the build to read (duckdb or spark); "
+            f"steps to a value are --reach {value}",
+            param_hint="--target",
+        )
+    raise click.BadParameter(f"{value}: not duckdb or spark", param_hint="--target")
+
+
 @click.command(context_settings={"allow_extra_args": False})
 @click.argument("run_ids", nargs=-1, required=True, metavar="RUN RUN [RUN ...]")
 @click.option(
@@ -140,21 +154,31 @@ def _metrics_option(ctx: click.Context, param: click.Parameter, value: tuple[str
     "reward_mean, elo). Repeat, or separate with commas.",
 )
 @click.option(
-    "--target",
-    "targets",
+    "--reach",
+    "goals_given",
     multiple=True,
     metavar="METRIC=VALUE",
     help="Steps (and wall time) each run took to reach VALUE (at or below it for loss-like "
-    "metrics).",
+    "metrics). Repeat for more metrics.",
 )
 @_format("table", "json")
+@click.option(
+    "--target",
+    default="duckdb",
+    show_default=True,
+    metavar="[duckdb|spark]",
+    callback=_build_target,
+    help="Read the marts of this build: spark reads the parquet tables "
+    "`obs build --target spark` wrote, through DuckDB (no Spark session).",
+)
 @pass_settings
 def compare(
     settings: Settings,
     run_ids: tuple[str, ...],
     metrics: list[str],
-    targets: tuple[str, ...],
+    goals_given: tuple[str, ...],
     output_format: str,
+    target: str,
 ) -> None:
     """Compare runs: final and best values, steps to a target, throughput, config, prompts.
 
@@ -165,30 +189,31 @@ def compare(
     \b
     Example:
       obs compare run-a run-b --metrics loss reward_mean elo
-      obs compare run-a run-b run-c --target reward_mean=0.5 --format json
+      obs compare run-a run-b run-c --reach reward_mean=0.5 --format json
     """
     from obs.reports.compare import compare as load
     from obs.reports.runs import known_names
     from obs.reports.runs_format import compare_text, to_json
 
     goals: dict[str, float] = {}
-    for key, value in _pairs(targets, "--target"):
+    for key, value in _pairs(goals_given, "--reach"):
         try:
             goals[key] = float(value)
         except ValueError as exc:
-            raise click.BadParameter(f"{key}={value}: not a number", param_hint="--target") from exc
+            raise click.BadParameter(f"{key}={value}: not a number", param_hint="--reach") from exc
     names = list(run_ids)
     with friendly_errors(settings.debug):
+        warehouse = marts_of(settings, target)
         if metrics:
             # click hands `--metrics a b c` (that tool's form) over as metric a and two
             # more RUN arguments: trailing arguments that name a metric and no run
             # are metrics (a mistyped run stays a run, and is reported as unknown).
-            runs_found, metrics_found = known_names(settings.warehouse, names)
+            runs_found, metrics_found = known_names(warehouse, names)
             while len(names) > 2 and names[-1] not in runs_found and names[-1] in metrics_found:
                 metrics.insert(1, names.pop())
         if len(names) < 2:
             raise click.UsageError("give at least two runs")
-        result = load(settings.warehouse, names, metrics or None, goals)
+        result = load(warehouse, names, metrics or None, goals)
     notes = result.pop("notes")
     click.echo(to_json(result) if output_format == "json" else compare_text(result), nl=False)
     if output_format == "json":

@@ -327,7 +327,7 @@ def test_runs_analyze_compare_export(two_runs: tuple[int, int], invoke: Invoke,
     compared = json.loads(
         invoke(
             ["compare", "run-a", "run-b", "--metrics", "loss", "reward_mean",
-             "--target", "reward_mean=-0.345", "--format", "json"]
+             "--reach", "reward_mean=-0.345", "--format", "json"]
         ).stdout
     )  # fmt: skip
     reward = next(m for m in compared["metrics"] if m["metric"] == "reward_mean")
@@ -566,7 +566,7 @@ def test_reports_read_nan_as_missing_and_compare_reaches_rollout_only_runs(
 
     compared = json.loads(
         invoke(["compare", "a", "b", "--metrics", "eval_loss", "elo",
-                "--target", "eval_loss=1.35", "--target", "elo=1004", "--format", "json"]).stdout
+                "--reach", "eval_loss=1.35", "--reach", "elo=1004", "--format", "json"]).stdout
     )  # fmt: skip
     by_metric = {m["metric"]: m for m in compared["metrics"]}
     loss = by_metric["eval_loss"]
@@ -576,8 +576,15 @@ def test_reports_read_nan_as_missing_and_compare_reaches_rollout_only_runs(
     # a's NaN Elo at step 3 does not count as reaching 1004 (step 4 does)
     elo = {v["run_id"]: v["reached"]["step"] for v in by_metric["elo"]["values"]}
     assert elo == {"a": 4, "b": None}
-    text = invoke(["compare", "a", "b", "--metrics", "elo", "--target", "elo=1004"]).stdout
+    text = invoke(["compare", "a", "b", "--metrics", "elo", "--reach", "elo=1004"]).stdout
     assert "never" in text
+    # --target names the build to read, as for the other reading commands; the former
+    # --target METRIC=VALUE gets one line naming --reach
+    assert invoke(["compare", "a", "b", "--target", "duckdb", "--format", "json"]).stdout == (
+        invoke(["compare", "a", "b", "--format", "json"]).stdout
+    )
+    old = invoke(["compare", "a", "b", "--target", "elo=1004"], exit_code=2).stderr
+    assert "--reach elo=1004" in old and len(old.strip().splitlines()[-1]) < 160, old
 
     prompts = json.loads(invoke(["compare", "ra", "rb", "--format", "json"]).stdout)
     assert prompts["prompt_diff"][0]["shared_prompts"] == 6
