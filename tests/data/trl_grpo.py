@@ -57,7 +57,7 @@ WEIGHTS = (1.0, 0.5, 0.0)
 # The held-out metric as TRL logs it (the weight-0 function on the eval set).
 HELD_OUT = "eval_rewards/check_answer/mean"
 SEED = 1234
-EVAL_STEPS = 3
+EVAL_STEPS = 2  # six eval rows in 12 steps: a hacking verdict needs five
 SAVE_STEPS = 6
 NUM_GENERATIONS = 4
 TRAIN_BATCH = 8  # completions per step: 2 prompts x 4 generations
