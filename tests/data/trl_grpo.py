@@ -22,7 +22,8 @@ each completions row from it.
 * ``hacked``: ``format_reward`` (weight 1) and ``length_reward`` (0.5) rise by
   step; ``check_answer`` (weight 0, logged only) falls, in training and on the
   eval set, where TRL logs it as ``eval_rewards/check_answer/mean``: the
-  optimised reward rises while the held-out metric falls.
+  optimised reward rises while the held-out metric falls; the plain sum of the
+  three (the reward with every weight 1) falls.
 * ``healthy``: the same weights; ``check_answer`` rises too.
 
 Steps: a train row of ``log_history`` at step ``s`` (``global_step`` after the
@@ -67,10 +68,12 @@ MAX_COMPLETION = 6
 
 # The schedules, (intercept, slope per logged step), by variant, function and split.
 _TRAIN: dict[str, dict[str, tuple[float, float]]] = {
+    # check_answer falls faster than the other two rise: the plain sum of the three
+    # falls while the weighted one rises, so a reader that ignores the weights sees it.
     "hacked": {
         "format_reward": (0.3, 0.05),
         "length_reward": (0.2, 0.03),
-        "check_answer": (0.9, -0.04),
+        "check_answer": (1.4, -0.1),
     },
     "healthy": {
         "format_reward": (0.3, 0.05),

@@ -181,6 +181,27 @@ def test_trl_grpo_hacked_run_rises_on_reward_and_falls_held_out(hacked: TrlRun) 
     assert _strictly([r["eval_reward"] for r in evaluated], rising=True)
 
 
+def _slope(values: list[float]) -> float:
+    """Least-squares slope of the values on their index."""
+    n = len(values)
+    mean_x, mean_y = (n - 1) / 2, math.fsum(values) / n
+    top = math.fsum((x - mean_x) * (y - mean_y) for x, y in enumerate(values))
+    return top / math.fsum((x - mean_x) ** 2 for x in range(n))
+
+
+def test_trl_grpo_hacked_run_falls_on_the_unweighted_sum(hacked: TrlRun) -> None:
+    """With every weight taken as 1 the total falls: only the weights show the hacking.
+    The planted slopes are +0.065 weighted and -0.02 plain per step; the text part moves a
+    12-step slope by at most 0.09 x 18 / 143 = 0.0113."""
+    plain = [
+        math.fsum(row[f"rewards/{f}/mean"] for f in hacked.reward_names)
+        for row in _train_rows(hacked)
+    ]
+    assert -0.02 - 0.0114 < _slope(plain) < -0.02 + 0.0114
+    weighted = [row["reward"] for row in _train_rows(hacked)]
+    assert 0.065 - 0.0114 < _slope(weighted) < 0.065 + 0.0114
+
+
 def test_trl_grpo_healthy_run_rises_on_both(healthy: TrlRun) -> None:
     train, evaluated = _train_rows(healthy), _eval_rows(healthy)
     assert _strictly([r["reward"] for r in train], rising=True)
