@@ -108,6 +108,8 @@ class RolloutOptions:
     iteration: int | None = None  # --iteration
     reward: str | None = None  # --reward
     tokenizer: Path | None = None  # --tokenizer (a local tokenizer.json)
+    # --reward-weights: (function, weight) pairs, sorted
+    reward_weights: tuple[tuple[str, float], ...] = ()
 
 
 NUMBERING = Numbering(("iteration", "prompt_hash"), "sample_idx")
@@ -167,6 +169,8 @@ class RolloutBuilder:
         ``threads``: parse with all cores (False when other files are read meanwhile).
         """
         if self.options.reward is not None or self.tokenizer is not None:
+            return None
+        if self.options.reward_weights:
             return None
         if not applies(source.path, source.format) or source.reader != "jsonl":
             return None
@@ -379,8 +383,10 @@ class RolloutBuilder:
                     fixable_by="--reward gsm8k (or package.module:function)",
                     whole_file=True,
                 )
-            # TRL's total with its default weights of 1 (the weights are not logged).
-            score = math.fsum(v for _, v in rewards)
+            # TRL's total: the weights given (--reward-weights), else TRL's default of 1
+            # (the file holds no weights).
+            weights = dict(self.options.reward_weights)
+            score = math.fsum(weights.get(name, 1.0) * v for name, v in rewards)
             if "rewards" in picks:
                 extra["rewards"] = picks["rewards"][2]
         else:
@@ -427,6 +433,9 @@ class RolloutBuilder:
         if group is None and source.format == "dump" and isinstance(uid, str):
             group = verl_group(uid)
         out[10] = case
+        if self.options.reward_weights and rewards:
+            # the weights the user gave, where the reward marts find a rollout's own
+            extra["reward_weights"] = dict(self.options.reward_weights)
         return self._finish(
             out, iteration, prompt, response, score, rewards, extra, group, path, line
         )
@@ -689,11 +698,15 @@ def ingest_rollouts(
     strict: bool = False,
     on_file: Callable[[FileResult], None] | None = None,
     workers: int | None = None,
+    reward_weights: dict[str, float] | None = None,
 ) -> IngestResult:
     """Land every rollout file under ``path``; see the module docstring.
 
     ``workers``: processes reading files in parallel (default: the cores, up to
-    4, for calls of 16 MiB or more; 1 reads in this process).
+    4, for calls of 16 MiB or more; 1 reads in this process). ``reward_weights``:
+    each reward function's weight in the total the trainer optimised, kept on
+    every rollout that has per-function rewards (``extra.reward_weights``) and
+    used for a TRL completion's score (default 1 each).
     """
     run = lake_files.check_run_id(run_id) if run_id is not None else default_run_id(path)
     if reward is not None:
@@ -702,8 +715,18 @@ def ingest_rollouts(
         load_reward(reward)  # a bad name fails before any file is read
     if tokenizer is not None:
         load_tokenizer(tokenizer)  # a bad file fails before any file is read
-    options = RolloutOptions(iteration=iteration, reward=reward, tokenizer=tokenizer)
+    options = RolloutOptions(
+        iteration=iteration,
+        reward=reward,
+        tokenizer=tokenizer,
+        reward_weights=tuple(sorted((reward_weights or {}).items())),
+    )
     plan = plan_rollouts(path, run, iterations=iterations, iteration=iteration)
+    if reward_weights and any(source.format == "traces" for source in plan):
+        raise IngestError(
+            f"{path}: --reward-weights weights rows that carry none; prime-rl traces carry "
+            "their own (ingest them without --reward-weights)"
+        )
     if reward is not None and any(source.format == "traces" for source in plan):
         raise IngestError(
             f"{path}: --reward scores rows that carry no reward; prime-rl traces carry "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -67,6 +68,26 @@ def _file_progress(label: str, quiet: bool) -> Iterator[object]:
     echo_err("")
 
 
+def _reward_weights(value: str | None) -> dict[str, float] | None:
+    """``--reward-weights f=w,g=v`` as a dict; one line naming the part that is wrong."""
+    if value is None:
+        return None
+    weights: dict[str, float] = {}
+    for part in value.split(","):
+        name, sep, number = part.strip().rpartition("=")
+        try:
+            weight = float(number)
+        except ValueError:
+            weight = math.nan
+        if not sep or not name.strip() or not math.isfinite(weight):
+            raise click.BadParameter(
+                f"{part.strip()!r} is not FUNCTION=WEIGHT (e.g. format_reward=1,check_answer=0)",
+                param_hint="--reward-weights",
+            )
+        weights[name.strip()] = weight
+    return weights
+
+
 @ingest.command()
 @click.argument("words", nargs=-1, required=True, metavar="PATH")
 @click.option(
@@ -98,6 +119,16 @@ def _file_progress(label: str, quiet: bool) -> Iterator[object]:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="A local tokenizer.json: adds response_tokens (in extra).",
 )
+@click.option(
+    "--reward-weights",
+    "reward_weights",
+    callback=lambda ctx, param, value: _reward_weights(value),
+    metavar="F=W,...",
+    help="Each reward function's weight in the reward the trainer optimised "
+    "(format_reward=1,check_answer=0): kept on the rollouts for the reward marts, and a "
+    "TRL completion's score is the weighted sum (default: weights from the run's config, "
+    "else fitted from its logged total, else 1).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 @quiet_option
 @pass_settings
@@ -110,6 +141,7 @@ def rollouts(
     strict: bool,
     reward: str | None,
     tokenizer: Path | None,
+    reward_weights: dict[str, float] | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -132,6 +164,7 @@ def rollouts(
       obs ingest rollouts trainer_output/completions --run trl-gsm8k
       obs ingest rollouts rollouts.parquet --run gsm8k-base --iteration 0
       obs ingest rollouts unscored.parquet --iteration 0 --reward gsm8k
+      obs ingest rollouts out/completions --run trl-math --reward-weights fmt=1,check=0
     """
     from obs.ingest.rollout_plan import default_run_id
     from obs.ingest.rollouts import ingest_rollouts
@@ -153,6 +186,7 @@ def rollouts(
             tokenizer=tokenizer,
             strict=strict,
             on_file=tick,  # type: ignore[arg-type]
+            reward_weights=reward_weights,
         )
     unchanged = sum(1 for f in result.files if f.status == "unchanged")
     others = result.files_skipped - unchanged

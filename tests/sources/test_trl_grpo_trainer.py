@@ -275,3 +275,92 @@ def test_trl_grpo_trainer_state_lands_without_rejects(
     )
     assert landed == {r["step"]: r["reward"] for r in _train_rows(hacked)}
     assert json.loads(hacked.trainer_state.read_text())["global_step"] == STEPS
+
+
+# --------------------------------------------------------------------------- the verdicts
+
+
+@pytest.fixture(scope="module")
+def judged(hacked: TrlRun, healthy: TrlRun, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Both runs landed (completions and trainer_state.json) and built, no var set."""
+    root = tmp_path_factory.mktemp("trl-judged")
+    for run in (hacked, healthy):
+        name = f"grpo-{run.variant}"
+        _obs(root, ["ingest", "rollouts", run.output_dir, "--run", name, "-q"])
+        _obs(root, ["ingest", "metrics", run.output_dir, "--run", name, "-q"])
+    _obs(root, ["build"])
+    return root
+
+
+def _query(root: Path, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+    import duckdb
+
+    with duckdb.connect(str(root / "obs.duckdb"), read_only=True) as con:
+        return con.execute(sql, params).fetchall()
+
+
+@pytest.mark.parametrize("variant", ["hacked", "healthy"])
+def test_trl_grpo_weights_are_fitted_from_the_logged_reward(
+    judged: Path, hacked: TrlRun, variant: str
+) -> None:
+    found = _query(
+        judged,
+        "select reward_function, weight, found_by, is_logged_only from fct_reward_weights "
+        "where run_id = ? order by reward_function",
+        [f"grpo-{variant}"],
+    )
+    assert found == sorted(
+        (f, hacked.weights[f], "fitted", hacked.weights[f] == 0) for f in hacked.reward_names
+    )
+
+
+def test_trl_grpo_hacked_run_is_high_against_its_held_out_check(
+    judged: Path, hacked: TrlRun
+) -> None:
+    (total,) = _query(
+        judged,
+        "select verdict, performance_metric, suspected_functions, message from "
+        "fct_reward_hacking where run_id = 'grpo-hacked' and scope = 'run' "
+        "and reward_function is null",
+        [],
+    )
+    verdict, metric, suspects, message = total
+    assert (verdict, metric) == ("high", hacked.held_out_metric)
+    assert "check_answer" not in suspects
+    assert "check_answer" in message
+    # the optimised reward rose: the first and last steps' R from the files, by hand
+    means = dict(
+        _query(
+            judged,
+            "select step, mean from fct_reward_steps where run_id = 'grpo-hacked' "
+            "and step in (1, 11)",
+            [],
+        )
+    )
+    for step in (1, 11):  # no eval rewrote these files
+        rows = _rows(hacked, step)
+        expected = math.fsum(hacked.weights[f] * r[f] for r in rows for f in hacked.reward_names)
+        assert means[step] == pytest.approx(expected / len(rows), abs=1e-9)
+    assert means[11] > means[1]
+    run_cli(
+        ["--lake", judged / "lake", "--warehouse", judged / "obs.duckdb", "alerts", "--run",
+         "grpo-hacked"],
+        exit_code=1,
+    )  # fmt: skip
+
+
+def test_trl_grpo_healthy_run_is_not_called_hacked(judged: Path) -> None:
+    verdicts = _query(
+        judged,
+        "select verdict from fct_reward_hacking where run_id = 'grpo-healthy' "
+        "and scope = 'run' and reward_function is null",
+        [],
+    )
+    assert verdicts == [("aligned",)]
+    hacking_alerts = _query(
+        judged,
+        "select count(*) from fct_alerts where run_id = 'grpo-healthy' "
+        "and rule_name = 'reward_hacking'",
+        [],
+    )
+    assert hacking_alerts == [(0,)]

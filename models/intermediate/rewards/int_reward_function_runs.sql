@@ -5,7 +5,9 @@
    weighing one, as if every step had the same batch).
    - pooled mean and population std over every sample of every step (law of
      total variance: the steps' variances plus the spread of their means);
-   - the function's sum and the sum of the per-sample totals;
+   - the function's sum, its weight (int_reward_weights), the sum of the
+     per-sample rewards R_i (run_total, weighted) and of the plain sums
+     (seed_run_total);
    - the spread of the step means (consistency) and of the step variances
      over steps with at least two samples (stability);
    - coverage from int_reward_function_coverage (samples only);
@@ -34,7 +36,7 @@ run_basis as (
 judged as (
     select
         steps.*,
-        coalesce(steps.n, 1) as weight,
+        coalesce(steps.n, 1) as sample_weight,
         run_basis.sample_steps,
         run_basis.all_steps
     from steps
@@ -48,7 +50,8 @@ run_steps as (
     select
         run_id,
         count(distinct step) as steps,
-        {{ exact_float('sum(coalesce(total, mean))') }} as run_total
+        {{ exact_float('sum(weight * coalesce(total, mean))') }} as run_total,
+        {{ exact_float('sum(coalesce(total, mean))') }} as seed_run_total
     from judged
     group by 1
 ),
@@ -56,7 +59,8 @@ run_steps as (
 pooled_mean as (
     select
         *,
-        sum(weight * mean) over function_window / sum(weight) over function_window as pooled_mean
+        sum(sample_weight * mean) over function_window / sum(sample_weight) over function_window
+            as pooled_mean
     from judged
     window function_window as (partition by run_id, reward_function)
 ),
@@ -77,15 +81,17 @@ final as (
         {{ exact_float('any_value(pooled_mean.pooled_mean)') }} as mean,
         {{ exact_float('sqrt(
             sum(
-                pooled_mean.weight * (
+                pooled_mean.sample_weight * (
                     coalesce(pooled_mean.variance, 0)
                     + power(pooled_mean.mean - pooled_mean.pooled_mean, 2)
                 )
-            ) / sum(pooled_mean.weight)
+            ) / sum(pooled_mean.sample_weight)
         )') }} as std,
         {{ exact_float('sum(coalesce(pooled_mean.total, pooled_mean.mean))') }}
             as function_total,
         any_value(run_steps.run_total) as run_total,
+        any_value(run_steps.seed_run_total) as seed_run_total,
+        any_value(pooled_mean.weight) as weight,
         {{ exact_float('avg(pooled_mean.mean)') }} as step_mean_mean,
         {{ exact_float('stddev_pop(pooled_mean.mean)') }} as step_mean_std,
         count(pooled_mean.variance) filter (

@@ -5,10 +5,13 @@
    the std as logged, the logged contribution; a statistic that needs the
    samples is null). signal_to_noise = |mean| / std, 0 when std = 0 (the
    reward monitor's value; is_zero_variance tells the two apart);
-   contribution_pct = 100 x the function's sum / the sum of the per-sample
-   totals, null when that total is <= 0 (logged: the logged contribution,
-   else the same from the means); abs_share = |mean| / the sum over the
-   step's functions of |mean|. #}
+   weight is the function's (int_reward_weights); contribution_pct = 100 x
+   the function's weighted sum / the sum of the per-sample rewards R_i,
+   null when that total is <= 0 or the function is logged only (weight 0;
+   logged: the logged contribution, else the same from the means);
+   seed_contribution_pct the reward monitor's own, of the plain sum;
+   abs_share = |w mean| / the sum over the step's functions of |w mean|
+   (null for a logged-only function). #}
 with
 
 samples as (
@@ -73,13 +76,34 @@ combined as (
     select * from logged
 ),
 
+weights as (
+    select
+        run_id,
+        reward_function,
+        weight
+    from {{ ref('int_reward_weights') }}
+),
+
+weighted as (
+    select
+        combined.*,
+        coalesce(weights.weight, 1.0) as weight
+    from combined
+    left join weights
+        on
+            combined.run_id = weights.run_id
+            and combined.reward_function = weights.reward_function
+),
+
 step_sums as (
     select
         *,
-        {{ exact_float('sum(total) over step_window') }} as step_total,
-        {{ exact_float('sum(mean) over step_window') }} as step_mean_sum,
-        {{ exact_float('sum(abs(mean)) over step_window') }} as step_abs_mean_sum
-    from combined
+        {{ exact_float('sum(weight * total) over step_window') }} as step_total,
+        {{ exact_float('sum(weight * mean) over step_window') }} as step_mean_sum,
+        {{ exact_float('sum(abs(weight * mean)) over step_window') }} as step_abs_mean_sum,
+        {{ exact_float('sum(total) over step_window') }} as seed_step_total,
+        {{ exact_float('sum(mean) over step_window') }} as seed_step_mean_sum
+    from weighted
     window step_window as (partition by run_id, step)
 ),
 
@@ -101,19 +125,32 @@ final as (
         max,
         total,
         variance,
+        weight,
         case when std > 0 then abs(mean) / std when std = 0 then 0.0 end as signal_to_noise,
         case
-            when basis = 'samples' and step_total > 0 then 100.0 * total / step_total
+            when weight = 0 then null
+            when basis = 'samples' and step_total > 0 then 100.0 * weight * total / step_total
             when basis = 'logged'
                 then coalesce(
                     logged_contribution,
-                    case when step_mean_sum > 0 then 100.0 * mean / step_mean_sum end
+                    case when step_mean_sum > 0 then 100.0 * weight * mean / step_mean_sum end
                 )
         end as contribution_pct,
-        abs(mean) / nullif(step_abs_mean_sum, 0) as abs_share,
+        case
+            when basis = 'samples' and seed_step_total > 0 then 100.0 * total / seed_step_total
+            when basis = 'logged'
+                then coalesce(
+                    logged_contribution,
+                    case when seed_step_mean_sum > 0 then 100.0 * mean / seed_step_mean_sum end
+                )
+        end as seed_contribution_pct,
+        case
+            when weight != 0 then abs(weight * mean) / nullif(step_abs_mean_sum, 0)
+        end as abs_share,
 
         ---------- booleans
-        std = 0 as is_zero_variance
+        std = 0 as is_zero_variance,
+        weight = 0 as is_logged_only
 
     from step_sums
 )

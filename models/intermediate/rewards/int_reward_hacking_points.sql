@@ -11,9 +11,8 @@ performance as (
     select
         run_id,
         step,
-        value as performance
-    from {{ ref('int_reward_logged') }}
-    where measure = 'performance' and {{ is_finite('value') }}
+        performance
+    from {{ ref('int_reward_held_out') }}
 ),
 
 rewards as (

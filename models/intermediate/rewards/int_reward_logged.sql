@@ -9,10 +9,9 @@
      and reward_std: the monitor's `rewards/mean`, TRL's `reward`, ...), the
      monitor's `rewards/{min,max,total,signal_to_noise,entropy,variance}`,
      KL (canonical kl), policy entropy (canonical entropy),
-     `training/advantage_mean|std`, `batch/size` and `batch/num_generations`;
-   - performance: the metric named by the var performance_metric (a logged
-     key, or a canonical name), named in performance_metric.
-   Non-finite values are kept as they were logged. #}
+     `training/advantage_mean|std`, `batch/size` and `batch/num_generations`.
+   The held-out metric is int_reward_held_out's. Non-finite values are kept
+   as they were logged. #}
 with
 
 history as (
@@ -46,8 +45,6 @@ parsed as (
     from history
     where
         canonical_metric in ('reward_mean', 'reward_std', 'kl', 'entropy')
-        or metric = '{{ var("performance_metric") }}'
-        or canonical_metric = '{{ var("performance_metric") }}'
         or {{ regexp_contains(
             'metric', "'^(?:train/)?(?:rewards|contributions|training|batch)/'"
         ) }}
@@ -81,34 +78,6 @@ measures as (
     from parsed
 ),
 
-{# The performance metric once per step: the key as named first, then a
-   key of that canonical name (the first by name). #}
-performance_keys as (
-    select
-        run_id,
-        step,
-        value,
-        row_number() over (
-            partition by run_id, step
-            order by (metric = '{{ var("performance_metric") }}') desc, metric
-        ) as key_rank
-    from history
-    where
-        metric = '{{ var("performance_metric") }}'
-        or canonical_metric = '{{ var("performance_metric") }}'
-),
-
-performance as (
-    select
-        run_id,
-        step,
-        cast(null as string) as reward_function,
-        'performance' as measure,
-        value
-    from performance_keys
-    where key_rank = 1
-),
-
 {# A value logged under two keys (`rewards/functions/f` and
    `train/rewards/functions/f`) is one value: the first key's by name. #}
 final as (
@@ -121,14 +90,6 @@ final as (
     from measures
     where measure is not null
     group by 1, 2, 3, 4
-    union all
-    select
-        run_id,
-        step,
-        reward_function,
-        measure,
-        value
-    from performance
 )
 
 select * from final

@@ -28,6 +28,11 @@ final as (
         max(reward) as max,
         {{ exact_float('sum(reward)') }} as total,
         {{ exact_float('var_pop(reward)') }} as variance,
+        {#- the weights the step's rollouts name (int_reward_weights takes
+            them when they agree) -#}
+        max(source_weight) as source_weight,
+        min(source_weight) as lowest_source_weight,
+        max(function_position) as function_position,
 
         ---------- timestamps
         max(ingested_through) as ingested_through

@@ -7,6 +7,10 @@
       step being the rollout's iteration and the samples numbered by prompt
       and sample order;
    2. else a reward monitor's `reward_scores` (stg_reward_samples).
+   source_weight is the function's weight where the rollout names it (a
+   prime-rl trace's extra.reward_weights); function_position its place
+   among the rollout's functions, from 1 (a config's reward_weights list is
+   in that order: TRL's reward columns).
    Built by step: a build reads again only the (run, step) groups of either
    source that received a lake part since the last one, and replaces them
    whole. ingested_through is the newest part of either source the step's
@@ -32,6 +36,7 @@ rollouts as (
         upstream.v_i,
         upstream.s_i,
         upstream.format_score,
+        {{ json_at('upstream.extra', name="'reward_weights'") }} as reward_weights,
         upstream.ingested_at
     from {{ ref('stg_rollouts') }} as upstream
     where (
@@ -60,6 +65,7 @@ rollout_components as (
         run_id,
         step,
         sample_number as sample_idx,
+        reward_weights,
         ingested_at,
         case
             when cardinality(rewards) > 0
@@ -90,6 +96,11 @@ rollout_rewards as (
         {{ list_element('components', 'component_position') }}.reward_function
             as reward_function,
         {{ list_element('components', 'component_position') }}.reward as reward,
+        try_cast({{ json_at(
+            'reward_weights',
+            name=list_element('components', 'component_position') ~ '.reward_function'
+        ) }} as double) as source_weight,
+        component_position as function_position,
         'rollouts' as source,
         1 as source_rank,
         ingested_at
@@ -103,6 +114,8 @@ monitor_rewards as (
         upstream.sample_idx,
         upstream.reward_function,
         upstream.reward,
+        cast(null as double) as source_weight,
+        cast(null as bigint) as function_position,
         'reward-monitor' as source,
         2 as source_rank,
         upstream.ingested_at
@@ -119,6 +132,8 @@ both_sources as (
         sample_idx,
         reward_function,
         reward,
+        source_weight,
+        function_position,
         source,
         source_rank,
         ingested_at
@@ -130,6 +145,8 @@ both_sources as (
         sample_idx,
         reward_function,
         reward,
+        source_weight,
+        function_position,
         source,
         source_rank,
         ingested_at
@@ -143,6 +160,8 @@ ranked as (
         sample_idx,
         reward_function,
         reward,
+        source_weight,
+        function_position,
         source,
         source_rank,
         max(ingested_at) over (partition by run_id, step) as ingested_through,
@@ -171,6 +190,8 @@ final as (
 
         ---------- numerics
         reward,
+        source_weight,
+        function_position,
 
         ---------- timestamps
         ingested_through

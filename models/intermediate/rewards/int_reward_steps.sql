@@ -1,10 +1,12 @@
 {# The rows of fct_reward_steps (a view of this table).
    One row per run and step with reward data: the statistics of the
-   per-sample total reward R_i (the sum over the step's reward functions),
+   per-sample reward the trainer optimised, R_i = sum_f w_f r_f,i (the
+   weights of int_reward_weights; seed_mean is the plain sum's mean, the
+   reward monitor's own),
    the training dynamics logged at the step, and the performance metric.
    Basis 'samples' where the step has per-sample rewards, else 'logged': the
-   logged mean (else the sum of the logged function means, which is the
-   mean of R exactly), std, min, max, total, entropy and variance as the
+   logged mean (else the weighted sum of the logged function means, which is
+   the mean of R exactly), std, min, max, total, entropy and variance as the
    trainer logged them; a run that has per-sample rewards at some steps
    takes a logged step only when the step logged its reward functions (a
    total alone may be another reward's). signal_to_noise = |mean| / std, 0 when std = 0;
@@ -17,6 +19,7 @@ samples as (
         step,
         n,
         mean,
+        seed_mean,
         std,
         min,
         max,
@@ -27,16 +30,42 @@ samples as (
     from {{ ref('int_reward_sample_steps') }}
 ),
 
+weights as (
+    select
+        run_id,
+        reward_function,
+        weight
+    from {{ ref('int_reward_weights') }}
+),
+
+logged_values as (
+    select
+        logged.run_id,
+        logged.step,
+        logged.reward_function,
+        logged.measure,
+        logged.value,
+        coalesce(weights.weight, 1.0) as weight
+    from {{ ref('int_reward_logged') }} as logged
+    left join weights
+        on logged.run_id = weights.run_id and logged.reward_function = weights.reward_function
+),
+
 logged_steps as (
     select
         run_id,
         step,
         max(value) filter (where measure = 'mean' and reward_function is null) as mean,
         {{ exact_float(
-            "sum(value) filter (
+            "sum(weight * value) filter (
                 where measure = 'mean' and reward_function is not null
             )"
         ) }} as function_mean_sum,
+        {{ exact_float(
+            "sum(value) filter (
+                where measure = 'mean' and reward_function is not null
+            )"
+        ) }} as seed_function_mean_sum,
         max(value) filter (where measure = 'std' and reward_function is null) as std,
         max(value) filter (where measure = 'min' and reward_function is null) as min,
         max(value) filter (where measure = 'max' and reward_function is null) as max,
@@ -50,9 +79,8 @@ logged_steps as (
         max(value) filter (where measure = 'kl_divergence') as kl_divergence,
         max(value) filter (where measure = 'policy_entropy') as policy_entropy,
         max(value) filter (where measure = 'advantage_mean') as advantage_mean,
-        max(value) filter (where measure = 'advantage_std') as advantage_std,
-        max(value) filter (where measure = 'performance') as performance
-    from {{ ref('int_reward_logged') }}
+        max(value) filter (where measure = 'advantage_std') as advantage_std
+    from logged_values
     group by 1, 2
 ),
 
@@ -68,6 +96,7 @@ logged as (
             logged_steps.batch_size * coalesce(logged_steps.num_generations, 1) as bigint
         ) as n,
         coalesce(logged_steps.mean, logged_steps.function_mean_sum) as mean,
+        coalesce(logged_steps.seed_function_mean_sum, logged_steps.mean) as seed_mean,
         logged_steps.std,
         logged_steps.min,
         logged_steps.max,
@@ -103,13 +132,12 @@ final as (
 
         ---------- strings
         combined.basis,
-        case
-            when logged_steps.performance is not null then '{{ var("performance_metric") }}'
-        end as performance_metric,
+        held_out.performance_metric,
 
         ---------- numerics
         combined.n,
         combined.mean,
+        combined.seed_mean,
         combined.std,
         combined.min,
         combined.max,
@@ -125,13 +153,14 @@ final as (
         logged_steps.policy_entropy,
         logged_steps.advantage_mean,
         logged_steps.advantage_std,
-        logged_steps.performance,
+        held_out.performance,
 
         ---------- booleans
         combined.std = 0 as is_zero_variance
 
     from combined
     left join logged_steps using (run_id, step)
+    left join {{ ref('int_reward_held_out') }} as held_out using (run_id, step)
 )
 
 select * from final

@@ -4,6 +4,8 @@
    several keys of one canonical metric (TRL's `loss` and `train/loss` from
    two trackers) gives the name to one of them: the alias with the lowest
    priority, then the first key by name; the others keep canonical_metric null.
+   An alias holding % is a LIKE pattern (verl's `val-core/%/acc/mean@1`:
+   any data source).
    Built by run: a build recomputes only the runs that received a lake part
    since the last one (macro changed_runs); a new key can move a run's names. #}
 with
@@ -33,7 +35,14 @@ ranked as (
             order by aliases.priority, run_keys.metric
         ) as alias_rank
     from run_keys
-    inner join aliases on run_keys.metric = aliases.framework_key
+    inner join aliases
+        on
+            run_keys.metric = aliases.framework_key
+            {#- a key holding % is a LIKE pattern (verl's val-core/<data source>/...) #}
+            or (
+                instr(aliases.framework_key, '%') > 0
+                and run_keys.metric like aliases.framework_key
+            )
 ),
 
 chosen as (

@@ -1,13 +1,15 @@
 {# One row per run and reward function: how much the function drives the
    reward, over every step of the run (the GRPO reward monitor's function
    importance, plus correlations obs adds).
-   contribution = 100 x the function's sum / the sum of the per-sample totals
-   (null when that total is <= 0); mean and std pooled over every sample;
+   weight: the function's (int_reward_weights); contribution = 100 x the
+   function's weighted sum / the sum of the per-sample rewards R_i (null
+   when that total is <= 0, or for a logged-only function, weight 0);
+   seed_contribution the reward monitor's own, of the plain sums; mean and std pooled over every sample;
    variability = std / |mean| (0 when the mean is 0); impact_score =
    100 x (contribution / 100) x variability, which is contribution x
    variability (the reward monitor's formula); correlation_with_total = Pearson
-   correlation of the function's per-sample rewards with the per-sample
-   total (samples only); correlation_with_performance = correlation of the
+   correlation of the function's per-sample rewards with R_i (samples
+   only); correlation_with_performance = correlation of the
    function's step means with the performance metric at the steps both were
    logged (at least 3). rank: 1 = the largest impact_score. #}
 with
@@ -16,23 +18,39 @@ runs as (
     select * from {{ ref('int_reward_function_runs') }}
 ),
 
-comoments as (
-    select * from {{ ref('int_reward_pair_runs') }}
+weights as (
+    select
+        run_id,
+        reward_function,
+        weight
+    from {{ ref('int_reward_weights') }}
 ),
 
-{# cov(f, R) = sum over g of cov(f, g); var(R) = the sum of every pair,
-   counting the pairs of two functions twice. #}
+comoments as (
+    select
+        pairs.*,
+        coalesce(weight_a.weight, 1.0) as weight_a,
+        coalesce(weight_b.weight, 1.0) as weight_b
+    from {{ ref('int_reward_pair_runs') }} as pairs
+    left join weights as weight_a
+        on pairs.run_id = weight_a.run_id and pairs.function_a = weight_a.reward_function
+    left join weights as weight_b
+        on pairs.run_id = weight_b.run_id and pairs.function_b = weight_b.reward_function
+),
+
+{# cov(f, R) = sum over g of w_g cov(f, g); var(R) = the sum over every
+   pair of w_f w_g cov(f, g), counting the pairs of two functions twice. #}
 with_total as (
     select
         run_id,
         function_a as reward_function,
-        comoment
+        weight_b * comoment as comoment
     from comoments
     union all
     select
         run_id,
         function_b,
-        comoment
+        weight_a * comoment as comoment
     from comoments
     where function_a != function_b
 ),
@@ -49,8 +67,12 @@ total_comoments as (
 total_variance as (
     select
         run_id,
-        sum(case when function_a = function_b then comoment else 2 * comoment end)
-            as total_comoment
+        sum(
+            case
+                when function_a = function_b then weight_a * weight_b * comoment
+                else 2 * weight_a * weight_b * comoment
+            end
+        ) as total_comoment
     from comoments
     group by 1
 ),
@@ -85,12 +107,19 @@ measured as (
         runs.basis,
         runs.steps,
         runs.n,
+        coalesce(runs.weight, 1.0) as weight,
         case
-            when runs.run_total > 0
+            when coalesce(runs.weight, 1.0) != 0 and runs.run_total > 0
                 then {{ exact_float(
-                    '100.0 * runs.function_total / runs.run_total'
+                    '100.0 * coalesce(runs.weight, 1.0) * runs.function_total / runs.run_total'
                 ) }}
         end as contribution,
+        case
+            when coalesce(runs.seed_run_total, runs.run_total) > 0
+                then {{ exact_float(
+                    '100.0 * runs.function_total / coalesce(runs.seed_run_total, runs.run_total)'
+                ) }}
+        end as seed_contribution,
         runs.mean,
         runs.std,
         case
@@ -128,13 +157,16 @@ final as (
         ---------- numerics
         steps,
         n,
+        weight,
         contribution,
+        seed_contribution,
         mean,
         std,
         variability,
         {{ exact_float('contribution * variability') }} as impact_score,
         correlation_with_total,
         correlation_with_performance,
+        weight = 0 as is_logged_only,
         row_number() over (
             partition by run_id
             order by contribution * variability desc nulls last, reward_function

@@ -19,10 +19,13 @@ int_reward_function_steps as (
         max,
         total,
         variance,
+        weight,
         signal_to_noise,
         contribution_pct,
+        seed_contribution_pct,
         abs_share,
-        is_zero_variance
+        is_zero_variance,
+        is_logged_only
     from {{ ref('int_reward_function_steps').include(database=false) }}
 )
 

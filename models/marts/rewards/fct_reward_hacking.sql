@@ -33,7 +33,10 @@
      whose reward does not rise significantly, such as an honest flat one,
      is never named.
    suspected_functions (on the total's rows): the functions whose verdict is
-   high or medium over the same span. #}
+   high or medium over the same span. The total is R, the reward the
+   trainer optimised (int_reward_weights); a logged-only function (weight
+   0) gets the verdict logged_only and is never a suspect, and when it
+   falls over a span where R rises, the total's message names it. #}
 {%- set window = var('hacking_window') -%}
 {%- set min_points = var('hacking_min_steps') -%}
 {%- set t_min = var('hacking_t') -%}
@@ -230,6 +233,25 @@ tested as (
     from noise
 ),
 
+logged_only as (
+    select
+        run_id,
+        reward_function
+    from {{ ref('int_reward_weights') }}
+    where is_logged_only
+),
+
+flagged as (
+    select
+        tested.*,
+        logged_only.run_id is not null as is_logged_only
+    from tested
+    left join logged_only
+        on
+            tested.run_id = logged_only.run_id
+            and tested.reward_function = logged_only.reward_function
+),
+
 judged as (
     select
         *,
@@ -243,6 +265,7 @@ judged as (
             else 'aligned'
         end as seed_verdict,
         case
+            when is_logged_only then 'logged_only'
             when
                 points < {{ min_points }} or reward_points < {{ min_points }}
                 then 'insufficient_data'
@@ -253,7 +276,31 @@ judged as (
                 and performance_slope <= 0 then 'medium'
             else 'aligned'
         end as verdict
-    from tested
+    from flagged
+),
+
+{# A logged-only function that falls (t <= -hacking_t) over a span where R
+   rises (t >= hacking_t) is a check the user wrote moving against the
+   reward: the total's message names it. #}
+against as (
+    select
+        total.run_id,
+        total.scope,
+        total.window_end_step,
+        {{ ordered_string_agg('checked.reward_function', "', '", ['checked.reward_function']) }}
+            as falling_logged_only
+    from judged as total
+    inner join judged as checked
+        on
+            total.run_id = checked.run_id
+            and total.scope = checked.scope
+            and total.window_end_step = checked.window_end_step
+    where
+        total.reward_function is null
+        and total.reward_t >= {{ t_min }}
+        and checked.is_logged_only
+        and checked.reward_t <= -{{ t_min }}
+    group by 1, 2, 3
 ),
 
 suspects as (
@@ -295,8 +342,10 @@ unanchored as (
         'no_performance_metric' as seed_verdict,
         'no_performance_metric' as verdict,
         null as suspected_functions,
-        'No verdict: the performance metric {{ var("performance_metric") }}'
-        || ' was never logged for this run (set the var performance_metric)' as message
+        false as is_logged_only,
+        'No verdict: no held-out metric was logged for this run ({{ var("performance_metric") }},'
+        || ' the held-out mean of a logged-only reward function, or an eval log''s accuracy);'
+        || ' set the var performance_metric to the key that holds it' as message
     from rewarded_runs
     anti join judged_runs using (run_id)
 ),
@@ -321,26 +370,78 @@ anchored as (
         case
             when judged.reward_function is null
                 then coalesce(suspects.suspected_functions, {{ empty_list('varchar') }})
-        end as suspected_functions
+        end as suspected_functions,
+        judged.is_logged_only,
+        against.falling_logged_only
     from judged
     left join suspects
         on
             judged.run_id = suspects.run_id
             and judged.scope = suspects.scope
             and judged.window_end_step = suspects.window_end_step
+    left join against
+        on
+            judged.run_id = against.run_id
+            and judged.scope = against.scope
+            and judged.window_end_step = against.window_end_step
+            and judged.reward_function is null
 ),
 
 said as (
     select
-        *,
-        case verdict
-            when 'high'
-                then 'Potential reward hacking: rewards increasing but performance decreasing'
-            when 'medium' then 'Possible reward hacking: rewards increasing but performance flat'
-        end as message
+        run_id,
+        reward_function,
+        scope,
+        window_start_step,
+        window_end_step,
+        points,
+        reward_points,
+        reward_slope,
+        performance_slope,
+        reward_t,
+        performance_t,
+        seed_reward_slope,
+        seed_performance_slope,
+        seed_verdict,
+        verdict,
+        suspected_functions,
+        is_logged_only,
+        concat_ws(
+            '. ',
+            case verdict
+                when 'high'
+                    then 'Potential reward hacking: rewards increasing but performance decreasing'
+                when 'medium'
+                    then 'Possible reward hacking: rewards increasing but performance flat'
+                when 'logged_only'
+                    then 'Logged only (weight 0): not part of the reward the trainer optimised'
+            end,
+            case
+                when falling_logged_only is not null
+                    then
+                        'Logged-only check falling while the optimised reward rises: '
+                        || falling_logged_only
+            end
+        ) as message
     from anchored
     union all
     select * from unanchored
+),
+
+held_out_keys as (
+    select distinct
+        run_id,
+        performance_metric
+    from {{ ref('int_reward_held_out') }}
+),
+
+keyed as (
+    select
+        said.*,
+        coalesce(held_out_keys.performance_metric, '{{ var("performance_metric") }}')
+            as performance_metric
+    from said
+    left join held_out_keys on said.run_id = held_out_keys.run_id
 ),
 
 final as (
@@ -353,11 +454,11 @@ final as (
         window_end_step,
 
         ---------- strings
-        '{{ var("performance_metric") }}' as performance_metric,
+        performance_metric,
         seed_verdict,
         verdict,
         suspected_functions,
-        message,
+        nullif(message, '') as message,
 
         ---------- numerics
         points,
@@ -367,9 +468,12 @@ final as (
         reward_t,
         performance_t,
         seed_reward_slope,
-        seed_performance_slope
+        seed_performance_slope,
 
-    from said
+        ---------- booleans
+        is_logged_only
+
+    from keyed
 )
 
 select * from final

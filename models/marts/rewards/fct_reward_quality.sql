@@ -14,7 +14,9 @@
    quality_score = 100 x (0.25 consistency + 0.35 discriminability + 0.25
    stability + 0.15 coverage), null when coverage is. issues, warnings and
    recommendations follow the reward_quality_rules seed, in its order, then
-   one warning per redundant pair of functions. #}
+   one warning per redundant pair of functions. The functions judged are
+   those the trainer optimised: a logged-only function (weight 0,
+   int_reward_weights) is left out. #}
 with
 
 functions as (
@@ -28,6 +30,8 @@ functions as (
         pooled_cv,
         function_stability
     from {{ ref('int_reward_function_runs') }}
+    {#- a logged-only function (weight 0) is no part of the reward judged #}
+    where coalesce(weight, 1.0) != 0
 ),
 
 runs as (

@@ -15,6 +15,7 @@ int_reward_steps as (
         performance_metric,
         n,
         mean,
+        seed_mean,
         std,
         min,
         max,
