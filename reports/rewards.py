@@ -171,9 +171,9 @@ def load_rewards(warehouse: Path, run: str) -> RewardAnalysis:
         )
         functions = rows(
             con,
-            "select reward_function, rank, contribution, impact_score, variability, mean, std, "
-            "correlation_with_total, correlation_with_performance, basis, steps, n "
-            "from fct_reward_function_importance where run_id = ? order by rank",
+            "select reward_function, rank, weight, is_logged_only, contribution, impact_score, "
+            "variability, mean, std, correlation_with_total, correlation_with_performance, "
+            "basis, steps, n from fct_reward_function_importance where run_id = ? order by rank",
             [run_id],
         )
         hacking_columns = (
@@ -284,11 +284,15 @@ def _quality_lines(quality: dict[str, Any] | None, basis: str | None) -> list[st
 def function_line(function: dict[str, Any], performance_metric: str | None = None) -> str:
     """``format_exact: 41.2% contribution (impact 19.9, variability 0.44, ...)``."""
     name, contribution = function["reward_function"], function["contribution"]
-    head = (
-        f"{name}: {contribution:.1f}% contribution"
-        if contribution is not None
-        else f"{name}: contribution n/a (the run's total reward sums to 0 or less)"
-    )
+    weight = function.get("weight")
+    if function.get("is_logged_only"):
+        head = f"{name}: logged only (weight 0: not part of the reward the trainer optimised)"
+    elif contribution is not None:
+        head = f"{name}: {contribution:.1f}% contribution"
+    else:
+        head = f"{name}: contribution n/a (the run's total reward sums to 0 or less)"
+    if weight is not None and weight != 1 and not function.get("is_logged_only"):
+        head += f" at weight {weight:g}"
     parts = [
         f"impact {_num(function['impact_score'], '.1f')}",
         f"variability {_num(function['variability'], '.2f')}",
@@ -337,6 +341,8 @@ def _hacking_lines(analysis: RewardAnalysis) -> list[str]:
     if total["seed_verdict"] != total["verdict"]:
         head += f" (the reward monitor's plain slope rule says {total['seed_verdict']})"
     lines = [head]
+    if total.get("message") and "Logged-only check" in total["message"]:
+        lines.append("  " + total["message"].split(". ")[-1])
     functions = [h for h in analysis.hacking if h["reward_function"] is not None]
     if functions:
         lines.append(

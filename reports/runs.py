@@ -213,6 +213,26 @@ def _trend(first: Any, last: Any, lower_better: bool | None) -> str:
     return ("rising" if rising else "falling") + (" (good)" if good else " (worse)")
 
 
+def _held_out(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any] | None:
+    """The run's held-out metric (the key reward hacking is judged against) and its summary."""
+    if "fct_reward_hacking" not in table_names(con):
+        return None
+    judged = one_row(
+        con,
+        "select performance_metric, verdict, message from fct_reward_hacking where run_id = ? "
+        "and scope = 'run' and reward_function is null",
+        [run_id],
+    )
+    if not judged or judged["verdict"] == "no_performance_metric":
+        return None
+    summary = one_row(
+        con,
+        "select * from fct_metric_summary where run_id = ? and metric = ?",
+        [run_id, judged["performance_metric"]],
+    )
+    return {**judged, "summary": summary}
+
+
 def _training(con: duckdb.DuckDBPyConnection, run_id: str) -> Section:
     found = {
         r["canonical_metric"]: r
@@ -222,26 +242,40 @@ def _training(con: duckdb.DuckDBPyConnection, run_id: str) -> Section:
             [run_id],
         )
     }
-    data = []
+    held_out = _held_out(con, run_id)
+    data: list[dict[str, Any]] = []
+    held_out_key = None
+    if held_out and held_out["summary"]:
+        first = _training_row("held_out", held_out["summary"], False)
+        first["trend"] += f"; reward hacking: {held_out['verdict']}"
+        data.append(first)
+        held_out_key = held_out["performance_metric"]
     for name, lower in TRAINING:
         row = found.get(name)
-        if row is None:
+        if row is None or row["metric"] == held_out_key:
             continue
-        data.append(
-            {
-                "metric": name,
-                "key": row["metric"],
-                "first": row["first"],
-                "last": row["last"],
-                "min": row["min"],
-                "max": row["max"],
-                "mean": row["mean"],
-                "recent_slope": row["recent_slope"],
-                "non_finite": row["non_finite_points"],
-                "trend": _trend(row["first"], row["last"], lower),
-            }
-        )
+        data.append(_training_row(name, row, lower))
+    # A training reward that rises while the held-out metric falls is not progress.
+    if data and data[0]["metric"] == "held_out" and data[0]["trend"].startswith("falling"):
+        for entry in data:
+            if entry["metric"] == "reward_mean" and entry["trend"].startswith("rising"):
+                entry["trend"] = f"rising (but held-out {data[0]['key']} is falling)"
     return Section(2, "Training metrics", data, "" if data else "no loss, KL or reward logged")
+
+
+def _training_row(name: str, row: dict[str, Any], lower: bool | None) -> dict[str, Any]:
+    return {
+        "metric": name,
+        "key": row["metric"],
+        "first": row["first"],
+        "last": row["last"],
+        "min": row["min"],
+        "max": row["max"],
+        "mean": row["mean"],
+        "recent_slope": row["recent_slope"],
+        "non_finite": row["non_finite_points"],
+        "trend": _trend(row["first"], row["last"], lower),
+    }
 
 
 @dataclass(frozen=True)
@@ -363,6 +397,7 @@ def _power_law(
 
 
 def _evaluation(con: duckdb.DuckDBPyConnection, run_id: str, present: set[str]) -> Section:
+    """The league's evaluations against opponents (the held-out metric leads section 2)."""
     if "fct_eval_results" not in present:
         return Section(9, "Evaluation results", None, "fct_eval_results is not built")
     data = rows(
@@ -371,7 +406,12 @@ def _evaluation(con: duckdb.DuckDBPyConnection, run_id: str, present: set[str]) 
         "where run_id = ? and is_latest order by opponent",
         [run_id],
     )
-    return Section(9, "Evaluation results", data, "" if data else "no eval/vs_* metrics logged")
+    return Section(
+        9,
+        "Evaluation results",
+        data,
+        "" if data else "no eval/vs_* opponents logged (a held-out metric leads section 2)",
+    )
 
 
 def _closest(con: duckdb.DuckDBPyConnection, run_id: str) -> Section:

@@ -340,13 +340,18 @@ def reward_function_contributions(
     if np.isnan(share).all():
         return empty(title, f"no contributions at step {step}: its total reward is not positive")
     functions = frame["reward_function"].astype(str).tolist()
+    logged_only = _logged_only(frame)
+    texts = [
+        "logged only" if only else f"{text}%"
+        for only, text in zip(logged_only, formatted(frame["contribution_pct"], ".1f"), strict=True)
+    ]
     figure = go.Figure(
         go.Bar(
             x=functions,
-            y=share,
+            y=np.where(logged_only, 0.0, share),
             marker={"color": [colours.get(f, OKABE_ITO[0]) for f in functions]},
-            text=formatted(frame["contribution_pct"], ".1f"),
-            texttemplate="%{text}%",
+            text=texts,
+            texttemplate="%{text}",
             textposition="outside",
             cliponaxis=False,
             customdata=floats(frame, "mean"),
@@ -357,7 +362,17 @@ def reward_function_contributions(
     figure.update_xaxes(title_text="reward function")
     figure.update_yaxes(title_text="contribution (%)", rangemode="tozero")
     figure.update_layout(bargap=0.45)
-    return layout(figure, title, f"step {step}, the latest with per-function rewards", 440)
+    note = f"step {step}, the latest with per-function rewards"
+    if any(logged_only):
+        note += "; a logged-only function (weight 0) is no part of the reward optimised"
+    return layout(figure, title, note, 440)
+
+
+def _logged_only(frame: pd.DataFrame) -> list[bool]:
+    """Which rows are a logged-only function (weight 0); none when the column is absent."""
+    if "is_logged_only" not in frame:
+        return [False] * len(frame)
+    return [False if pd.isna(value) else bool(value) for value in frame["is_logged_only"]]
 
 
 def reward_function_importance(frame: pd.DataFrame, *, title: str) -> go.Figure:
@@ -367,7 +382,16 @@ def reward_function_importance(frame: pd.DataFrame, *, title: str) -> go.Figure:
     columns = [
         ("rank", frame["rank"].astype(str).tolist()),
         ("function", [plain_text(f) for f in frame["reward_function"]]),
-        ("contribution (%)", formatted(frame["contribution"], ".1f")),
+        ("weight", formatted(frame["weight"], "g") if "weight" in frame else [""] * len(frame)),
+        (
+            "contribution (%)",
+            [
+                "logged only" if only else text
+                for only, text in zip(
+                    _logged_only(frame), formatted(frame["contribution"], ".1f"), strict=True
+                )
+            ],
+        ),
         ("impact score", formatted(frame["impact_score"], ".2f")),
         ("variability", formatted(frame["variability"], ".3f")),
         ("mean", formatted(frame["mean"], ".3f")),
@@ -378,8 +402,8 @@ def reward_function_importance(frame: pd.DataFrame, *, title: str) -> go.Figure:
     return _reward_table(
         title,
         columns,
-        widths=[40, 160, 100, 90, 90, 70, 70, 110, 140],
-        align=["right", "left", "right", "right", "right", "right", "right", "right", "right"],
+        widths=[40, 160, 60, 100, 90, 90, 70, 70, 110, 140],
+        align=["right", "left", *["right"] * 8],
         subtitle="rank 1 = the largest impact score (contribution x variability) over the run",
     )
 

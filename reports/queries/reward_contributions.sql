@@ -1,5 +1,6 @@
 -- One row per run and reward function at the run's latest step with
--- per-function rewards: the function's share of the total reward.
+-- per-function rewards: the function's share of the total reward (none
+-- for a logged-only function, weight 0).
 select
     run_id,
     step,
@@ -7,7 +8,8 @@ select
     basis,
     mean,
     contribution_pct,
-    abs_share
+    abs_share,
+    is_logged_only
 from fct_reward_function_steps
 where list_contains($runs, run_id)
 qualify step = max(step) over (partition by run_id)

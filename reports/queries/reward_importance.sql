@@ -4,6 +4,8 @@ select
     rank,
     reward_function,
     basis,
+    weight,
+    is_logged_only,
     contribution,
     impact_score,
     variability,
