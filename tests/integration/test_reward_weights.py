@@ -168,6 +168,23 @@ def test_reward_weights_unknown_when_no_weights_reproduce_the_total(built: Built
     assert "--vars" in note or "reward_weights" in note
 
 
+def test_reward_hacking_says_unknown_weights_leave_no_held_out_check(built: Built) -> None:
+    """The clipped run logs its check's eval mean, but with the weights unknown no
+    function is known to be logged only: no verdict, and the message says what to pass."""
+    (row,) = built.rows(
+        "select verdict, message from fct_reward_hacking"
+        " where run_id = 'clipped' and reward_function is null"
+    )
+    assert row["verdict"] == "no_performance_metric"
+    assert "its reward weights are unknown" in row["message"]
+    assert "--reward-weights" in row["message"]
+    (hacked,) = built.rows(
+        "select message from fct_reward_hacking"
+        " where run_id = 'hacked' and reward_function is null and scope = 'run'"
+    )
+    assert "weights are unknown" not in hacked["message"]
+
+
 def test_reward_steps_judge_the_weighted_reward(built: Built) -> None:
     steps = {
         r["step"]: r for r in built.rows("select * from fct_reward_steps where run_id = 'hacked'")

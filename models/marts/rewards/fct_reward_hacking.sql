@@ -322,6 +322,11 @@ judged_runs as (
     select distinct run_id from judged
 ),
 
+unknown_weights as (
+    select distinct run_id from {{ ref('int_reward_weights') }}
+    where found_by = 'unknown'
+),
+
 {# In anchored's columns and order, and its message: said unions them by
    position. #}
 unanchored as (
@@ -345,9 +350,18 @@ unanchored as (
         false as is_logged_only,
         'No verdict: no held-out metric was logged for this run ({{ var("performance_metric") }},'
         || ' the held-out mean of a logged-only reward function, or an eval log''s accuracy);'
-        || ' set the var performance_metric to the key that holds it' as message
+        || ' set the var performance_metric to the key that holds it'
+        || case
+            when unknown_weights.run_id is not null
+                then
+                    '; its reward weights are unknown (fct_reward_weights), so no function'
+                    || ' is known to be logged only: pass them with obs ingest rollouts'
+                    || ' --reward-weights or the var reward_weights'
+            else ''
+        end as message
     from rewarded_runs
     anti join judged_runs using (run_id)
+    left join unknown_weights using (run_id)
 ),
 
 anchored as (
