@@ -106,4 +106,4 @@ bench: dev
 	$(BIN)/python bench/run.py
 
 clean:
-	rm -rf lake warehouse target logs demo_data bench/out
+	rm -rf lake warehouse target logs demo_data bench/out reports_out derby.log metastore_db spark-warehouse
