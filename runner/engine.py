@@ -67,22 +67,28 @@ def get_plan(args: Sequence[str], quiet: bool) -> plans.Plan | None:
     fingerprint = plans.plan_fingerprint(args)
     if fingerprint in _kept:
         return _kept[fingerprint]
-    plan = plans.load(fingerprint)
-    if plan is None:
-        if not quiet:
-            sys.stderr.write(
-                "compiling the project for obs's executor (once per project version)\n"
-            )
-        from obs.runner.dbt import path_free_profile
-
-        try:
-            path_free_profile()
-            plan = plans.compile_plan(args, fingerprint, not quiet and sys.stderr.isatty())
-        except plans.PlanUnsupported as unsupported:
+    try:
+        plan = plans.load(fingerprint)
+        if plan is None:
             if not quiet:
-                sys.stderr.write(f"building with dbt: the executor does not run {unsupported}\n")
-            return None
-        plans.save(plan)
+                sys.stderr.write(
+                    "compiling the project for obs's executor (once per project version)\n"
+                )
+            from obs.runner.dbt import path_free_profile
+
+            path_free_profile()
+            try:
+                plan = plans.compile_plan(args, fingerprint, not quiet and sys.stderr.isatty())
+            except plans.PlanNotCompiled:
+                raise
+            except plans.PlanUnsupported as unsupported:
+                plans.save_unsupported(fingerprint, str(unsupported))
+                raise
+            plans.save(plan)
+    except plans.PlanUnsupported as unsupported:
+        if not quiet:
+            sys.stderr.write(f"building with dbt: the executor does not run {unsupported}\n")
+        return None
     _kept.clear()
     _kept[fingerprint] = plan
     return plan

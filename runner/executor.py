@@ -269,24 +269,32 @@ class Executor:
         return node_schema_name(node) in self.existing_views
 
     def run_model(self, node: Node, full: bool, changes: Callable) -> str | None:
-        """Build one model or seed; the view SQL hash for views."""
+        """Build one model or seed; the view SQL hash for views. A model's pre-hooks
+        run first, then its sql_header and its statements, then its post-hooks (as
+        dbt-duckdb runs them)."""
         relation = self._plain(node.relation)
         self._drop_other_kind(node, relation)
         if node.kind == "seed":
             self._seed(node, relation)
             return None
+        for hook in node.pre_hooks:
+            self.con.execute(self._plain(hook))
+        if node.sql_header:
+            self.con.execute(self._plain(node.sql_header))
+        view_hash = None
         if node.materialized == "view":
             sql = self.render(node, node.sql, changes)
             self.con.execute(f"create or replace view {relation} as (\n{sql}\n)")
-            return hashlib.sha1(sql.encode()).hexdigest()
-        incremental = node.materialized == "incremental" and not full and self.exists(node)
-        if not incremental:
+            view_hash = hashlib.sha1(sql.encode()).hexdigest()
+        elif node.materialized == "incremental" and not full and self.exists(node):
+            sql = self.render(node, node.incremental_sql or node.sql, changes)
+            self._merge(node, relation, sql)
+        else:
             sql = self.render(node, node.sql, changes)
             self.con.execute(f"create or replace table {relation} as (\n{sql}\n)")
-            return None
-        sql = self.render(node, node.incremental_sql or node.sql, changes)
-        self._merge(node, relation, sql)
-        return None
+        for hook in node.post_hooks:
+            self.con.execute(self._plain(hook))
+        return view_hash
 
     def _drop_other_kind(self, node: Node, relation: str) -> None:
         """Drop a table where the node is now a view, or a view where it is now a table

@@ -18,20 +18,20 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from obs.runner.dbt import environment, project_dir
-from obs.runner.errors import DbtError
 
 # The plan's format: a plan written by another format is compiled again. 3: plans
 # compiled since the partial parse is kept per project folder (one compiled from another
-# copy's parse could read that copy's seed files).
-PLAN_FORMAT = 3
+# copy's parse could read that copy's seed files). 4: a model's sql_header and hooks.
+PLAN_FORMAT = 4
 # Stand-ins compiled into the SQL, replaced when the plan runs.
 LAKE_PLACEHOLDER = "/__obs_plan_lake__"
 DATABASE_PLACEHOLDER = "__obs_plan_db__"
@@ -45,6 +45,89 @@ PLAN_ARGS_WITH_VALUE = {"--vars"}
 
 class PlanUnsupported(Exception):
     """The project (or the arguments) holds something the executor does not run."""
+
+
+class PlanNotCompiled(PlanUnsupported):
+    """dbt could not parse or compile the project in plan mode, or its manifest is not
+    one the plan reader knows: dbt builds, and says what is wrong in its words (not
+    remembered: the cause may be outside the project's files)."""
+
+
+def _anything(value: Any) -> bool:
+    return True
+
+
+def _empty(value: Any) -> bool:
+    return not value
+
+
+# The node configs the executor runs as dbt does, each with the values it accepts. A
+# key left out, or one of these set to another value, sends the build to dbt, naming
+# the key: an allow-list, so a config a later dbt adds is never silently ignored. A key
+# set to null counts as not set.
+CONFIG_RULES: dict[str, Callable[[Any], bool]] = {
+    # what is said about a node, not how it is built
+    **dict.fromkeys(
+        ("access", "docs", "meta", "tags", "group", "enabled", "static_analysis", "freshness"),
+        _anything,
+    ),
+    # the relation's name: the manifest's relation_name carries them
+    **dict.fromkeys(("alias", "schema", "database"), _anything),
+    # checked node by node in _plan_of
+    **dict.fromkeys(
+        ("materialized", "unique_key", "incremental_strategy", "contract", "column_types"),
+        _anything,
+    ),
+    # run by the executor: a statement before the model's, hooks around it
+    **dict.fromkeys(("sql_header", "pre-hook", "post-hook"), _anything),
+    # what applies to other materializations or engines than the executor's: microbatch
+    # (the strategy is checked), materialized views, Python models, Spark's file format
+    **dict.fromkeys(
+        ("event_time", "batch_size", "begin", "lookback", "concurrent_batches"), _anything
+    ),
+    **dict.fromkeys(("on_configuration_change", "packages", "file_format"), _anything),
+    # what the executor does as dbt's defaults only
+    "on_schema_change": lambda value: value == "ignore",
+    **dict.fromkeys(("grants", "persist_docs", "quoting"), _empty),
+    # true or false: a model that always (never) rebuilds from scratch
+    "full_refresh": lambda value: False,
+    # data tests: the test query compiles in its where; failures are not stored
+    **dict.fromkeys(("severity", "fail_calc", "warn_if", "error_if", "limit", "where"), _anything),
+    **dict.fromkeys(("store_failures", "store_failures_as"), _empty),
+    # seeds (checked in _plan_of)
+    **dict.fromkeys(("delimiter", "quote_columns"), _anything),
+}
+
+# The Jinja a hook may hold for the executor to run it: {{ this }}, the model's relation.
+THIS = re.compile(r"\{\{\s*this\s*\}\}")
+
+
+def unsupported_config(config: dict[str, Any]) -> str | None:
+    """Why a node's config (dbt's config as a dict) needs dbt, or None when the
+    executor builds it as dbt does."""
+    for key, value in sorted(config.items()):
+        if value is None:
+            continue
+        rule = CONFIG_RULES.get(key)
+        if rule is None:
+            return f"config {key}"
+        if not rule(value):
+            return f"config {key}={json.dumps(value, default=str)}"
+    return None
+
+
+def hook_sql(hooks: Any, relation: str, name: str) -> list[str]:
+    """The SQL of a model's hooks with {{ this }} replaced by its relation; a hook with
+    any other Jinja needs dbt to render it."""
+    found = []
+    for hook in hooks or []:
+        sql = hook.get("sql", "") if isinstance(hook, dict) else str(getattr(hook, "sql", hook))
+        sql = THIS.sub(lambda _: relation, sql)
+        if "{{" in sql or "{%" in sql:
+            raise PlanUnsupported(f"{name}: a hook with Jinja other than {{{{ this }}}}")
+        if sql.strip():
+            found.append(sql)
+    return found
 
 
 @dataclass
@@ -70,6 +153,10 @@ class Node:
     # seeds
     seed_path: str | None = None
     seed_columns: list[list[str]] = field(default_factory=list)
+    # models: statements run before the model's (config sql_header) and hooks around it
+    sql_header: str | None = None
+    pre_hooks: list[str] = field(default_factory=list)
+    post_hooks: list[str] = field(default_factory=list)
 
     def record(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -165,24 +252,38 @@ def load(fingerprint: str) -> Plan | None:
         return None
     with contextlib.suppress(OSError):
         os.utime(path)
+    if data.get("unsupported"):
+        # compiled before: the executor does not run this project version
+        raise PlanUnsupported(str(data["unsupported"]))
     nodes = {uid: Node(**record) for uid, record in data["nodes"].items()}
     return Plan(fingerprint, nodes, list(data["lake_tables"]))
 
 
 def save(plan: Plan) -> None:
+    _write(
+        plan.fingerprint,
+        {
+            "lake_tables": plan.lake_tables,
+            "nodes": {uid: node.record() for uid, node in plan.nodes.items()},
+        },
+    )
+
+
+def save_unsupported(fingerprint: str, reason: str) -> None:
+    """Remember that the executor does not run this project version (and why), so the
+    next builds go to dbt without compiling the plan again."""
+    _write(fingerprint, {"unsupported": reason})
+
+
+def _write(fingerprint: str, body: dict[str, Any]) -> None:
     folder = cache_dir()
-    data = {
-        "format": PLAN_FORMAT,
-        "fingerprint": plan.fingerprint,
-        "lake_tables": plan.lake_tables,
-        "nodes": {uid: node.record() for uid, node in plan.nodes.items()},
-    }
+    data = {"format": PLAN_FORMAT, "fingerprint": fingerprint, **body}
     with contextlib.suppress(OSError):
         folder.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=folder, prefix=".plan.")
         with os.fdopen(handle, "w") as out:
             json.dump(data, out)
-        os.replace(temporary, folder / f"{plan.fingerprint}.json")
+        os.replace(temporary, folder / f"{fingerprint}.json")
         kept = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
         for old in kept[PLAN_CACHE_FILES:]:
             old.unlink(missing_ok=True)
@@ -233,7 +334,9 @@ def compile_plan(args: Sequence[str], fingerprint: str, show_progress: bool = Fa
         with environment(env), contextlib.redirect_stdout(sys.stderr):
             parsed = dbtRunner().invoke(["parse", *common, "--no-write-json", *args])
             if not parsed.success:
-                raise DbtError(f"dbt parse failed: {parsed.exception or 'see the log above'}")
+                # dbt's own build says what is wrong, in its words
+                reason = str(parsed.exception or "see the log above").strip().splitlines()
+                raise PlanNotCompiled(f"a project that fails to parse ({reason[0]})")
             manifest: Any = parsed.result
             full = dbtRunner(manifest=manifest, callbacks=[line]).invoke(
                 ["compile", *common, "--no-write-json", *args]
@@ -258,7 +361,15 @@ def compile_plan(args: Sequence[str], fingerprint: str, show_progress: bool = Fa
 
             copy_atomically(saved, cached_parse)
             _prune_parses(cached_parse.parent)
-        return _plan_of(manifest, full_code, incremental_code, fingerprint)
+        try:
+            return _plan_of(manifest, full_code, incremental_code, fingerprint)
+        except (AttributeError, KeyError, TypeError, ValueError) as moved:
+            # a manifest field this dbt release moved or renamed: dbt builds
+            from dbt.version import __version__ as dbt_version
+
+            raise PlanNotCompiled(
+                f"the manifest of dbt-core {dbt_version} ({type(moved).__name__}: {moved})"
+            ) from moved
 
 
 def _prune_parses(folder: Path) -> None:
@@ -275,7 +386,9 @@ def _prune_parses(folder: Path) -> None:
 
 def _compiled(result: Any, what: str) -> dict[str, str]:
     if not result.success:
-        raise DbtError(f"dbt {what} failed: {result.exception or 'see the log above'}")
+        # dbt's own build says what is wrong, in its words
+        reason = str(result.exception or "see the log above").strip().splitlines()
+        raise PlanNotCompiled(f"a project that fails to {what} in plan mode ({reason[0]})")
     return {
         item.node.unique_id: item.node.compiled_code
         for item in result.result.results
@@ -298,8 +411,11 @@ def _plan_of(
         materialized = "test" if kind == "test" else str(config.materialized)
         if kind not in {"model", "seed", "test"} or materialized not in MATERIALIZATIONS:
             raise PlanUnsupported(f"{item.name}: {kind} materialized as {materialized}")
-        if kind == "model" and (config.pre_hook or config.post_hook):
-            raise PlanUnsupported(f"{item.name}: hooks")
+        unknown = unsupported_config(config.to_dict(omit_none=True))
+        if unknown:
+            raise PlanUnsupported(f"{item.name}: {unknown}")
+        if kind == "seed" and (config.pre_hook or config.post_hook):
+            raise PlanUnsupported(f"{item.name}: a seed's hooks")
         if str(getattr(item, "language", "sql")).split(".")[-1].lower() != "sql":
             # a user's Python model: dbt runs the build (on DuckDB)
             raise PlanUnsupported(f"{item.name}: a Python model")
@@ -326,6 +442,9 @@ def _plan_of(
         if kind == "model":
             if uid not in full:
                 raise PlanUnsupported(f"{item.name}: not compiled")
+            node.sql_header = config.get("sql_header") or None
+            node.pre_hooks = hook_sql(config.pre_hook, node.relation, item.name)
+            node.post_hooks = hook_sql(config.post_hook, node.relation, item.name)
             if materialized == "incremental":
                 strategy = config.get("incremental_strategy") or "delete+insert"
                 key = config.get("unique_key")
