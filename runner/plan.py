@@ -18,10 +18,9 @@ import contextlib
 import hashlib
 import json
 import os
-import re
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,83 +50,6 @@ class PlanNotCompiled(PlanUnsupported):
     """dbt could not parse or compile the project in plan mode, or its manifest is not
     one the plan reader knows: dbt builds, and says what is wrong in its words (not
     remembered: the cause may be outside the project's files)."""
-
-
-def _anything(value: Any) -> bool:
-    return True
-
-
-def _empty(value: Any) -> bool:
-    return not value
-
-
-# The node configs the executor runs as dbt does, each with the values it accepts. A
-# key left out, or one of these set to another value, sends the build to dbt, naming
-# the key: an allow-list, so a config a later dbt adds is never silently ignored. A key
-# set to null counts as not set.
-CONFIG_RULES: dict[str, Callable[[Any], bool]] = {
-    # what is said about a node, not how it is built
-    **dict.fromkeys(
-        ("access", "docs", "meta", "tags", "group", "enabled", "static_analysis", "freshness"),
-        _anything,
-    ),
-    # the relation's name: the manifest's relation_name carries them
-    **dict.fromkeys(("alias", "schema", "database"), _anything),
-    # checked node by node in _plan_of
-    **dict.fromkeys(
-        ("materialized", "unique_key", "incremental_strategy", "contract", "column_types"),
-        _anything,
-    ),
-    # run by the executor: a statement before the model's, hooks around it
-    **dict.fromkeys(("sql_header", "pre-hook", "post-hook"), _anything),
-    # what applies to other materializations or engines than the executor's: microbatch
-    # (the strategy is checked), materialized views, Python models, Spark's file format
-    **dict.fromkeys(
-        ("event_time", "batch_size", "begin", "lookback", "concurrent_batches"), _anything
-    ),
-    **dict.fromkeys(("on_configuration_change", "packages", "file_format"), _anything),
-    # what the executor does as dbt's defaults only
-    "on_schema_change": lambda value: value == "ignore",
-    **dict.fromkeys(("grants", "persist_docs", "quoting"), _empty),
-    # true or false: a model that always (never) rebuilds from scratch
-    "full_refresh": lambda value: False,
-    # data tests: the test query compiles in its where; failures are not stored
-    **dict.fromkeys(("severity", "fail_calc", "warn_if", "error_if", "limit", "where"), _anything),
-    **dict.fromkeys(("store_failures", "store_failures_as"), _empty),
-    # seeds (checked in _plan_of)
-    **dict.fromkeys(("delimiter", "quote_columns"), _anything),
-}
-
-# The Jinja a hook may hold for the executor to run it: {{ this }}, the model's relation.
-THIS = re.compile(r"\{\{\s*this\s*\}\}")
-
-
-def unsupported_config(config: dict[str, Any]) -> str | None:
-    """Why a node's config (dbt's config as a dict) needs dbt, or None when the
-    executor builds it as dbt does."""
-    for key, value in sorted(config.items()):
-        if value is None:
-            continue
-        rule = CONFIG_RULES.get(key)
-        if rule is None:
-            return f"config {key}"
-        if not rule(value):
-            return f"config {key}={json.dumps(value, default=str)}"
-    return None
-
-
-def hook_sql(hooks: Any, relation: str, name: str) -> list[str]:
-    """The SQL of a model's hooks with {{ this }} replaced by its relation; a hook with
-    any other Jinja needs dbt to render it."""
-    found = []
-    for hook in hooks or []:
-        sql = hook.get("sql", "") if isinstance(hook, dict) else str(getattr(hook, "sql", hook))
-        sql = THIS.sub(lambda _: relation, sql)
-        if "{{" in sql or "{%" in sql:
-            raise PlanUnsupported(f"{name}: a hook with Jinja other than {{{{ this }}}}")
-        if sql.strip():
-            found.append(sql)
-    return found
 
 
 @dataclass
@@ -289,10 +211,16 @@ def _write(fingerprint: str, body: dict[str, Any]) -> None:
             old.unlink(missing_ok=True)
 
 
-def compile_plan(args: Sequence[str], fingerprint: str, show_progress: bool = False) -> Plan:
+def compile_plan(
+    args: Sequence[str],
+    fingerprint: str,
+    show_progress: bool = False,
+    keep: list[Compiled] | None = None,
+) -> Plan:
     """Parse and compile the project in plan mode (a few seconds); raise PlanUnsupported
     when it holds a node the executor does not run. ``show_progress``: the node being
-    compiled as a live line on stderr."""
+    compiled as a live line on stderr; ``keep``: a list the compiled records are added
+    to (tests/data/manifests records them)."""
     from dbt.cli.main import dbtRunner
     from obs.runner.dbt import LiveLine
 
@@ -361,15 +289,23 @@ def compile_plan(args: Sequence[str], fingerprint: str, show_progress: bool = Fa
 
             copy_atomically(saved, cached_parse)
             _prune_parses(cached_parse.parent)
-        try:
-            return _plan_of(manifest, full_code, incremental_code, fingerprint)
-        except (AttributeError, KeyError, TypeError, ValueError) as moved:
-            # a manifest field this dbt release moved or renamed: dbt builds
-            from dbt.version import __version__ as dbt_version
+        from obs.runner import manifest as manifests
 
-            raise PlanNotCompiled(
-                f"the manifest of dbt-core {dbt_version} ({type(moved).__name__}: {moved})"
-            ) from moved
+        compiled = Compiled(manifests.records_of(manifest), full_code, incremental_code)
+    if keep is not None:
+        keep.append(compiled)
+    nodes, lake_tables = manifests.plan_nodes(compiled.records, compiled.full, compiled.incremental)
+    return Plan(fingerprint, dag_order(nodes), lake_tables)
+
+
+@dataclass
+class Compiled:
+    """What dbt gives the plan reader: the manifest's records and each node's SQL compiled
+    for a full build and (incremental models) for an incremental one."""
+
+    records: dict[str, Any]
+    full: dict[str, str]
+    incremental: dict[str, str]
 
 
 def _prune_parses(folder: Path) -> None:
@@ -396,95 +332,7 @@ def _compiled(result: Any, what: str) -> dict[str, str]:
     }
 
 
-def _plan_of(
-    manifest: Any, full: dict[str, str], incremental: dict[str, str], fingerprint: str
-) -> Plan:
-    nodes: dict[str, Node] = {}
-    lake_tables: set[str] = set()
-    for uid, item in manifest.nodes.items():
-        kind = str(item.resource_type).split(".")[-1].lower()
-        if kind in {"analysis", "unit_test"} or not item.config.enabled:
-            continue
-        if kind == "operation" and _lake_tables_hook(item):
-            continue  # it makes Spark's lake tables: nothing to do on DuckDB
-        config = item.config
-        materialized = "test" if kind == "test" else str(config.materialized)
-        if kind not in {"model", "seed", "test"} or materialized not in MATERIALIZATIONS:
-            raise PlanUnsupported(f"{item.name}: {kind} materialized as {materialized}")
-        unknown = unsupported_config(config.to_dict(omit_none=True))
-        if unknown:
-            raise PlanUnsupported(f"{item.name}: {unknown}")
-        if kind == "seed" and (config.pre_hook or config.post_hook):
-            raise PlanUnsupported(f"{item.name}: a seed's hooks")
-        if str(getattr(item, "language", "sql")).split(".")[-1].lower() != "sql":
-            # a user's Python model: dbt runs the build (on DuckDB)
-            raise PlanUnsupported(f"{item.name}: a Python model")
-        depends = list(getattr(item.depends_on, "nodes", []))
-        parents = [p for p in depends if p.startswith(("model.", "seed."))]
-        sources = []
-        for parent in depends:
-            if parent.startswith("source."):
-                source = manifest.sources[parent]
-                if source.source_name != "lake":
-                    raise PlanUnsupported(f"{item.name}: source {source.source_name}")
-                sources.append(source.name)
-        lake_tables.update(sources)
-        node = Node(
-            unique_id=uid,
-            name=item.name,
-            kind=kind,
-            materialized=materialized,
-            relation=str(item.relation_name or ""),
-            parents=parents,
-            sources=sources,
-            sql=full.get(uid, ""),
-        )
-        if kind == "model":
-            if uid not in full:
-                raise PlanUnsupported(f"{item.name}: not compiled")
-            node.sql_header = config.get("sql_header") or None
-            node.pre_hooks = hook_sql(config.pre_hook, node.relation, item.name)
-            node.post_hooks = hook_sql(config.post_hook, node.relation, item.name)
-            if materialized == "incremental":
-                strategy = config.get("incremental_strategy") or "delete+insert"
-                key = config.get("unique_key")
-                if strategy != "delete+insert" or not key or config.get("incremental_predicates"):
-                    raise PlanUnsupported(f"{item.name}: incremental strategy {strategy}")
-                node.unique_key = [key] if isinstance(key, str) else list(key)
-                node.incremental_sql = incremental[uid]
-            if config.get("contract") and config.contract.enforced:
-                raise PlanUnsupported(f"{item.name}: an enforced contract")
-        elif kind == "test":
-            if uid not in full:
-                raise PlanUnsupported(f"{item.name}: not compiled")
-            node.severity = str(config.severity).lower()
-            node.fail_calc = str(config.fail_calc)
-            node.warn_if = str(config.warn_if)
-            node.error_if = str(config.error_if)
-            node.limit = config.limit
-            if config.get("store_failures"):
-                raise PlanUnsupported(f"{item.name}: store_failures")
-        elif kind == "seed":
-            types = dict(config.column_types or {})
-            path = Path(item.root_path) / item.original_file_path
-            header = path.read_text(encoding="utf-8").splitlines()[0].split(",")
-            missing = [name for name in header if name not in types]
-            if missing or config.get("quote_columns") or config.get("delimiter", ",") != ",":
-                raise PlanUnsupported(f"{item.name}: a seed without column_types for {missing}")
-            node.seed_path = str(path)
-            node.seed_columns = [[name, str(types[name])] for name in header]
-        nodes[uid] = node
-    ordered = _dag_order(nodes)
-    return Plan(fingerprint, ordered, sorted(lake_tables))
-
-
-def _lake_tables_hook(item: Any) -> bool:
-    """The project's on-run-start hook that makes the lake tables on Spark (and does
-    nothing on DuckDB, where the lake source reads the parts in place)."""
-    return str(getattr(item, "raw_code", "")).strip() == "{{ create_lake_tables() }}"
-
-
-def _dag_order(nodes: dict[str, Node]) -> dict[str, Node]:
+def dag_order(nodes: dict[str, Node]) -> dict[str, Node]:
     ordered: dict[str, Node] = {}
     visiting: set[str] = set()
 

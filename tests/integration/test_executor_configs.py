@@ -19,7 +19,7 @@ import pytest
 from obs.demo.rollouts import DemoSpec, write_demo_run
 from obs.runner.build import build
 from obs.runner.dbt import Dbt, project_dir
-from obs.runner.plan import CONFIG_RULES, unsupported_config
+from obs.runner.manifest import CONFIG_RULES, unsupported_config
 
 from tests.conftest import run_cli
 

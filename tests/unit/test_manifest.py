@@ -1,0 +1,228 @@
+"""The plan reader (runner/manifest.py) and the executor's helpers on recorded manifests.
+
+``tests/data/manifests/dbt-<minor>.json`` holds what dbt gave the plan reader when
+the project was compiled in plan mode with that dbt-core minor (``python -m
+tests.data.manifests.record``): a seed, the staging view of the rollouts, an
+incremental model and the models around it, their data tests, the on-run-start
+hook. No dbt runs here: the reader, the allow-list, the change detection, the group
+predicates and the markers are checked in well under a second.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from obs.runner.executor import (
+    MARKER,
+    Executor,
+    changes_between,
+    groups_predicate,
+)
+from obs.runner.manifest import plan_nodes
+from obs.runner.plan import (
+    DATABASE_PLACEHOLDER,
+    LAKE_PLACEHOLDER,
+    Node,
+    Plan,
+    PlanNotCompiled,
+    PlanUnsupported,
+    dag_order,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+RECORDED = sorted((ROOT / "tests" / "data" / "manifests").glob("dbt-*.json"))
+INCREMENTAL = "model.obs.int_prompt_iteration"
+
+
+def _load(path: Path) -> dict[str, Any]:
+    recorded = json.loads(path.read_text())
+    for node in recorded["records"]["nodes"].values():
+        node["root_path"] = str(ROOT)  # the recording's paths are relative to the project
+    return recorded
+
+
+@pytest.fixture(params=RECORDED, ids=[p.stem for p in RECORDED])
+def recorded(request: pytest.FixtureRequest) -> dict[str, Any]:
+    return _load(request.param)
+
+
+def _read(recorded: dict[str, Any]) -> tuple[dict[str, Node], list[str]]:
+    return plan_nodes(recorded["records"], recorded["full"], recorded["incremental"])
+
+
+def test_a_recording_exists_for_each_dbt_minor_the_project_allows() -> None:
+    allowed = (ROOT / "pyproject.toml").read_text()
+    assert '"dbt-core>=1.11,<1.12"' in allowed
+    assert [p.stem for p in RECORDED] == ["dbt-1.11"]
+
+
+def test_the_reader_maps_each_kind(recorded: dict[str, Any]) -> None:
+    nodes, lake_tables = _read(recorded)
+    assert lake_tables == ["rollouts"]
+    stg = nodes["model.obs.stg_rollouts"]
+    assert (stg.kind, stg.materialized, stg.sources, stg.parents) == (
+        "model",
+        "view",
+        ["rollouts"],
+        [],
+    )
+    assert stg.relation == f'"{DATABASE_PLACEHOLDER}"."main"."stg_rollouts"'
+    inc = nodes[INCREMENTAL]
+    assert inc.materialized == "incremental"
+    assert inc.unique_key == ["run_id", "iteration", "prompt_hash"]
+    assert inc.incremental_sql and inc.incremental_sql != inc.sql
+    assert "model.obs.int_rollouts_scored" in inc.parents
+    seed = nodes["seed.obs.metric_aliases"]
+    header = (ROOT / "seeds" / "metric_aliases.csv").read_text().splitlines()[0].split(",")
+    assert [name for name, _ in seed.seed_columns] == header
+    assert seed.seed_path == str(ROOT / "seeds" / "metric_aliases.csv")
+    tests = [n for n in nodes.values() if n.kind == "test"]
+    assert tests and all(n.severity in ("error", "warn") for n in tests)
+    assert all(n.fail_calc == "count(*)" and n.sql for n in tests)
+    # the on-run-start hook (Spark's lake tables) is no node of the plan
+    assert not [n for n in nodes.values() if n.kind == "operation"]
+    # nothing the project sets needs a header or hooks
+    assert all(not n.sql_header and not n.pre_hooks and not n.post_hooks for n in nodes.values())
+
+
+def test_dag_order_puts_parents_first(recorded: dict[str, Any]) -> None:
+    nodes, _ = _read(recorded)
+    ordered = list(dag_order(nodes))
+    for uid, node in nodes.items():
+        for parent in node.parents:
+            if parent in nodes:
+                assert ordered.index(parent) < ordered.index(uid), (parent, uid)
+    models = [u for u in ordered if nodes[u].kind != "test"]
+    assert ordered[: len(models)] == models  # the data tests after every model
+
+
+def _config(recorded: dict[str, Any], uid: str = INCREMENTAL) -> dict[str, Any]:
+    return recorded["records"]["nodes"][uid]["config"]
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "reason"),
+    [
+        ("grants", {"select": ["analyst"]}, 'config grants={"select": ["analyst"]}'),
+        ("full_refresh", False, "config full_refresh=false"),
+        ("on_schema_change", "fail", 'config on_schema_change="fail"'),
+        ("persist_docs", {"relation": True}, 'config persist_docs={"relation": true}'),
+        ("my_team_flag", "x", "config my_team_flag"),
+        ("incremental_strategy", "merge", "incremental strategy merge"),
+        ("contract", {"enforced": True, "alias_types": True}, "an enforced contract"),
+        ("post-hook", [{"sql": "select {{ var('x') }}"}], "a hook with Jinja other than"),
+    ],
+)
+def test_a_config_the_executor_does_not_run_is_named(
+    recorded: dict[str, Any], key: str, value: Any, reason: str
+) -> None:
+    changed = copy.deepcopy(recorded)
+    _config(changed)[key] = value
+    with pytest.raises(PlanUnsupported) as raised:
+        _read(changed)
+    assert not isinstance(raised.value, PlanNotCompiled)
+    assert str(raised.value).startswith(f"int_prompt_iteration: {reason}")
+
+
+def test_a_header_and_this_hooks_are_run_by_the_executor(recorded: dict[str, Any]) -> None:
+    changed = copy.deepcopy(recorded)
+    config = _config(changed)
+    config["sql_header"] = "set threads = 1;"
+    config["pre-hook"] = [{"sql": "select 1", "transaction": True, "index": None}]
+    config["post-hook"] = [{"sql": "analyze {{ this }}", "transaction": True, "index": None}]
+    nodes, _ = _read(changed)
+    node = nodes[INCREMENTAL]
+    assert node.sql_header == "set threads = 1;"
+    assert node.pre_hooks == ["select 1"]
+    assert node.post_hooks == [f"analyze {node.relation}"]
+
+
+def test_a_seed_with_hooks_or_a_foreign_source_goes_to_dbt(recorded: dict[str, Any]) -> None:
+    changed = copy.deepcopy(recorded)
+    _config(changed, "seed.obs.metric_aliases")["post-hook"] = [{"sql": "select 1"}]
+    with pytest.raises(PlanUnsupported, match="metric_aliases: a seed's hooks"):
+        _read(changed)
+    changed = copy.deepcopy(recorded)
+    (source,) = changed["records"]["sources"].values()
+    source["source_name"] = "crm"
+    with pytest.raises(PlanUnsupported, match="stg_rollouts: source crm"):
+        _read(changed)
+
+
+def test_a_field_a_dbt_release_moved_sends_the_build_to_dbt(recorded: dict[str, Any]) -> None:
+    changed = copy.deepcopy(recorded)
+    del changed["records"]["nodes"][INCREMENTAL]["depends_on"]
+    with pytest.raises(PlanNotCompiled, match="a manifest the plan reader does not know"):
+        _read(changed)
+    changed = copy.deepcopy(recorded)
+    del _config(changed, "model.obs.stg_rollouts")["materialized"]
+    with pytest.raises(PlanNotCompiled, match="KeyError: 'materialized'"):
+        _read(changed)
+
+
+def test_the_markers_the_project_compiles(recorded: dict[str, Any]) -> None:
+    """The staging view reads the lake through a lake marker; the incremental model's
+    incremental SQL recomputes the groups of stg_rollouts' changed rows."""
+    stg = [m["kind"] for m in MARKER.finditer(recorded["full"]["model.obs.stg_rollouts"])]
+    assert stg == ["lake"]
+    found = list(MARKER.finditer(recorded["incremental"][INCREMENTAL]))
+    assert [m["kind"] for m in found] == ["groups"]
+    spec = json.loads(found[0]["spec"])
+    assert spec["grain"] == ["run_id", "iteration"] and spec["alias"] == "upstream"
+    assert spec["specs"][0]["lookup"] == f'"{DATABASE_PLACEHOLDER}"."main"."stg_rollouts"'
+    assert not list(MARKER.finditer(recorded["full"][INCREMENTAL]))
+
+
+PART = "run_id={run}/ingested_at={t}Z/part-0.parquet"
+
+
+def _part(run: str, t: str) -> str:
+    return PART.format(run=run, t=t)
+
+
+def test_changes_between_listings() -> None:
+    a1, a2 = _part("a", "20261201T000000000000"), _part("a", "20261202T103000500000")
+    b1 = _part("b", "20261130T000000000000")
+    before = {"rollouts": {"a": {a1}, "b": {b1}}}
+    now = {"rollouts": {"a": {a1, a2}}}
+    changes = changes_between(now, before, ["rollouts"])
+    # a grew by one part (its publish time); b lost its part: read whole (None)
+    assert changes.runs == {"a": "2026-12-02 10:30:00.500000", "b": None}
+    assert changes.oldest == "1970-01-01 00:00:00"
+    assert changes_between(now, now, ["rollouts"]).runs == {}
+    assert changes_between(now, None, ["rollouts"]).runs == {"a": "2026-12-01 00:00:00.000000"}
+
+
+def test_groups_predicate_by_run_and_value() -> None:
+    assert groups_predicate({}, ["run_id", "iteration"], "upstream") == "false"
+    predicate = groups_predicate({"a": [1, 2], "o'b": [0]}, ["run_id", "iteration"], "upstream")
+    assert predicate == (
+        "(\n    (upstream.run_id = 'a' and upstream.iteration in (1, 2))"
+        "\n    or (upstream.run_id = 'o''b' and upstream.iteration in (0))\n)"
+    )
+    assert groups_predicate({"a": [None]}, ["run_id"], None) == "(\n    (run_id = 'a')\n)"
+
+
+def test_render_replaces_placeholders_and_picks_the_lake_branch(tmp_path: Path) -> None:
+    node = Node("model.obs.x", "x", "model", "view", '"db"."main"."x"', [], ["rollouts"], "")
+    sql = (
+        f'select * from /*obs:lake {{"table": "rollouts"}}*/read_parquet(\'{LAKE_PLACEHOLDER}'
+        "/rollouts/*.parquet')/*obs:else*/(select 1 where false)/*obs:end*/"
+        f' join "{DATABASE_PLACEHOLDER}".main.y using (k)'
+    )
+    with duckdb.connect(str(tmp_path / "w.duckdb")) as con:
+        plan = Plan("f", {node.unique_id: node}, ["rollouts"])
+        lake = tmp_path / "la'ke"
+        landed = Executor(plan, con, lake, {"rollouts": {"a": {_part("a", "20261201T0")}}})
+        empty = Executor(plan, con, lake, {"rollouts": {}})
+        rendered = landed.render(node, sql, lambda *_: None)
+        assert f"read_parquet('{str(lake.resolve()).replace(chr(39), 2 * chr(39))}/rollouts" in (
+            rendered
+        )
+        assert '"w".main.y' in rendered and "obs:" not in rendered
+        assert "(select 1 where false)" in empty.render(node, sql, lambda *_: None)
