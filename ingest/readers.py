@@ -20,7 +20,7 @@ import math
 import os
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from json.encoder import c_encode_basestring, c_make_encoder  # type: ignore[attr-defined]
@@ -33,6 +33,7 @@ from obs.ingest.errors import IngestError
 
 RAW_LIMIT = 65_536
 GZIP_CHUNK = 1 << 16
+GZIP_RATIO_ENV = "OBS_GZIP_MAX_RATIO"  # the default gzip limit's ratio (GzipLimit)
 # A lone UTF-16 surrogate written as a JSON escape (\ud800 .. \udfff); pairs are fine.
 SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 BOM = "\ufeff"
@@ -51,12 +52,16 @@ class Snapshot:
     mtime_ns: int
     content: Content  # decompressed content up to ``size``
     complete_end: int  # end of the last complete line (== len(content) for tables)
-    status: str = "complete"  # complete, truncated (gzip still being written), damaged
+    # complete, truncated (gzip still being written), damaged, limited (cut at the gzip limit)
+    status: str = "complete"
     note: str = ""
 
 
-def snapshot(path: Path, *, line_based: bool) -> Snapshot:
-    """Read ``path`` once: its size and time, and its content up to that size."""
+def snapshot(path: Path, *, line_based: bool, gzip_limit: GzipLimit | None = None) -> Snapshot:
+    """Read ``path`` once: its size and time, and its content up to that size.
+
+    Gzip is decompressed up to ``gzip_limit`` (default: ``GzipLimit.from_env``).
+    """
     gzip = path.name.endswith(".gz")
     try:
         with path.open("rb") as handle:
@@ -71,7 +76,8 @@ def snapshot(path: Path, *, line_based: bool) -> Snapshot:
     status, note = "complete", ""
     content = raw
     if gzip:
-        content, status, note = gunzip(bytes(raw))
+        limit = gzip_limit or GzipLimit.from_env(os.environ)
+        content, status, note = gunzip(bytes(raw), limit)
     complete_end = last_line_end(content) if line_based else len(content)
     return Snapshot(path, stat.st_size, stat.st_mtime_ns, content, complete_end, status, note)
 
@@ -144,14 +150,52 @@ def _gzip_header(raw: bytes, at: int) -> int:
     return position
 
 
-def gunzip(raw: bytes) -> tuple[bytes, str, str]:
+@dataclass(frozen=True)
+class GzipLimit:
+    """How far a gzip file may expand before it is cut (a gzip bomb stops there).
+
+    The first ``free_bytes`` of content are always read; past them a file may
+    hold at most ``ratio`` times its compressed size. JSON lines compress 3 to
+    30 times; a bomb (a few MB holding GBs) a thousand times.
+    """
+
+    ratio: float = 50.0
+    free_bytes: int = 64 << 20
+
+    def cap(self, compressed: int) -> int:
+        return max(self.free_bytes, int(self.ratio * compressed))
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> GzipLimit:
+        """The default limit, its ratio from ``OBS_GZIP_MAX_RATIO`` when set."""
+        text = environ.get(GZIP_RATIO_ENV, "").strip()
+        if not text:
+            return cls()
+        try:
+            ratio = float(text)
+        except ValueError:
+            ratio = math.nan
+        if not math.isfinite(ratio) or ratio < 1:
+            raise IngestError(f"{GZIP_RATIO_ENV}={text!r}: give a number of 1 or more (default 50)")
+        return cls(ratio=ratio)
+
+
+GZIP_PIECE = 4 << 20  # most content one decompress call makes: memory stays near the content
+
+
+def gunzip(raw: bytes, limit: GzipLimit | None = None) -> tuple[Content, str, str]:
     """Decompress every gzip member; keep everything that decompresses.
 
-    Returns the content, ``complete``/``truncated``/``damaged`` and a note
-    saying where and how the stream stopped. Each member's CRC-32 and length
-    are checked here (not by zlib, which would drop the last output).
+    Returns the content, ``complete``/``truncated``/``damaged``/``limited`` and
+    a note saying where and how the stream stopped. Each member's CRC-32 and
+    length are checked here (not by zlib, which would drop the last output).
+    Content is decompressed a piece at a time into one buffer, never past the
+    limit's cap: a file that would expand further is cut there (``limited``).
     """
-    out: list[bytes] = []
+    limit = limit or GzipLimit()
+    cap = limit.cap(len(raw))
+    out = bytearray()
+    view = memoryview(raw)
     position = 0
     members = 0
     while position < len(raw):
@@ -165,51 +209,68 @@ def gunzip(raw: bytes) -> tuple[bytes, str, str]:
             what = "not gzip data" if not members else "bytes after the last gzip member"
             return _damaged(out, f"{what} at byte {position:,}")
         decompressor = zlib.decompressobj(-zlib.MAX_WBITS)
-        member: list[bytes] = []
+        member_start, crc = len(out), 0
         position = data_start
         try:
             while position < len(raw) and not decompressor.eof:
-                chunk = raw[position : position + GZIP_CHUNK]
-                member.append(decompressor.decompress(chunk))
-                position += len(chunk) - len(decompressor.unused_data)
+                room = cap - len(out)
+                if room <= 0:
+                    return _limited(out, raw, cap, limit)
+                chunk = view[position : position + GZIP_CHUNK]
+                piece = decompressor.decompress(chunk, min(room, GZIP_PIECE))
+                crc = zlib.crc32(piece, crc)
+                out += piece
+                position += len(chunk) - len(decompressor.unconsumed_tail)
+                position -= len(decompressor.unused_data)
         except zlib.error as exc:
-            out.extend(member)
             return _damaged(out, f"{exc} near byte {position:,}")
         if not decompressor.eof:
-            member.append(decompressor.flush())
-            out.extend(member)
+            out += decompressor.flush()
             return _cut(out, raw)
-        data = b"".join(member)
         trailer = raw[position : position + 8]
         if len(trailer) < 8:
-            out.append(data)
             return _cut(out, raw)
         position += 8
         members += 1
-        crc, size = int.from_bytes(trailer[:4], "little"), int.from_bytes(trailer[4:], "little")
-        if crc != zlib.crc32(data) or size != len(data) & 0xFFFFFFFF:
+        crc_read = int.from_bytes(trailer[:4], "little")
+        size = int.from_bytes(trailer[4:], "little")
+        if crc_read != crc or size != (len(out) - member_start) & 0xFFFFFFFF:
             # Corrupt somewhere in this member, and nothing says where: keep none of it.
+            del out[member_start:]
             return _damaged(out, f"member {members} fails its checksum: its data is corrupt")
-        out.append(data)
-    return b"".join(out), "complete", ""
+    return _content_of(out), "complete", ""
 
 
-def _damaged(out: list[bytes], what: str) -> tuple[bytes, str, str]:
-    done = sum(len(piece) for piece in out)
+def _content_of(out: bytearray) -> Content:
+    """The decompressed bytes without a copy (a pyarrow buffer over them)."""
+    return pa.py_buffer(out)
+
+
+def _damaged(out: bytearray, what: str) -> tuple[Content, str, str]:
     return (
-        b"".join(out),
+        _content_of(out),
         "damaged",
-        f"damaged gzip ({what}); only the {done:,} bytes before it can be read",
+        f"damaged gzip ({what}); only the {len(out):,} bytes before it can be read",
     )
 
 
-def _cut(out: list[bytes], raw: bytes) -> tuple[bytes, str, str]:
-    done = sum(len(piece) for piece in out)
+def _cut(out: bytearray, raw: bytes) -> tuple[Content, str, str]:
     return (
-        b"".join(out),
+        _content_of(out),
         "truncated",
         f"gzip stream ends early after {len(raw):,} bytes (still being written, or cut); "
-        f"{done:,} bytes read so far",
+        f"{len(out):,} bytes read so far",
+    )
+
+
+def _limited(out: bytearray, raw: bytes, cap: int, limit: GzipLimit) -> tuple[Content, str, str]:
+    return (
+        _content_of(out),
+        "limited",
+        f"gzip expands past its limit of {cap:,} bytes ({limit.ratio:g} times its "
+        f"{len(raw):,} compressed bytes, at least {limit.free_bytes >> 20} MiB); only the lines "
+        "before the limit land (a gzip bomb? if not, raise the limit with --gzip-max-ratio "
+        "or OBS_GZIP_MAX_RATIO and ingest again)",
     )
 
 

@@ -54,7 +54,7 @@ from obs.ingest.landing import (
     land,
 )
 from obs.ingest.numbering import Numbering
-from obs.ingest.readers import Record, RowError, finite_json, raw_of
+from obs.ingest.readers import GzipLimit, Record, RowError, finite_json, raw_of
 from obs.ingest.rollout_plan import default_run_id, plan_rollouts
 from obs.ingest.rollout_values import (
     as_double,
@@ -699,6 +699,7 @@ def ingest_rollouts(
     on_file: Callable[[FileResult], None] | None = None,
     workers: int | None = None,
     reward_weights: dict[str, float] | None = None,
+    gzip_limit: GzipLimit | None = None,
 ) -> IngestResult:
     """Land every rollout file under ``path``; see the module docstring.
 
@@ -706,7 +707,8 @@ def ingest_rollouts(
     4, for calls of 16 MiB or more; 1 reads in this process). ``reward_weights``:
     each reward function's weight in the total the trainer optimised, kept on
     every rollout that has per-function rewards (``extra.reward_weights``) and
-    used for a TRL completion's score (default 1 each).
+    used for a TRL completion's score (default 1 each). ``gzip_limit``: how far
+    a ``.gz`` file may expand before it is cut (default ``GzipLimit()``).
     """
     run = lake_files.check_run_id(run_id) if run_id is not None else default_run_id(path)
     if reward is not None:
@@ -733,5 +735,11 @@ def ingest_rollouts(
             "their own (ingest them without --reward)"
         )
     return land(
-        plan, RolloutFactory(options), lake, strict=strict, on_file=on_file, workers=workers
+        plan,
+        RolloutFactory(options),
+        lake,
+        strict=strict,
+        on_file=on_file,
+        workers=workers,
+        gzip_limit=gzip_limit,
     )

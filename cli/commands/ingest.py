@@ -129,6 +129,16 @@ def _reward_weights(value: str | None) -> dict[str, float] | None:
     "TRL completion's score is the weighted sum (default: weights from the run's config, "
     "else fitted from its logged total, else 1).",
 )
+@click.option(
+    "--gzip-max-ratio",
+    "gzip_max_ratio",
+    type=click.FloatRange(min=1),
+    default=50,
+    show_default=True,
+    envvar="OBS_GZIP_MAX_RATIO",
+    help="A .gz file may expand to this many times its size past its first 64 MiB; one that "
+    "would expand further (a gzip bomb) lands its lines up to there (env OBS_GZIP_MAX_RATIO).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 @quiet_option
 @pass_settings
@@ -142,6 +152,7 @@ def rollouts(
     reward: str | None,
     tokenizer: Path | None,
     reward_weights: dict[str, float] | None,
+    gzip_max_ratio: float,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -166,6 +177,7 @@ def rollouts(
       obs ingest rollouts unscored.parquet --iteration 0 --reward gsm8k
       obs ingest rollouts out/completions --run trl-math --reward-weights fmt=1,check=0
     """
+    from obs.ingest.readers import GzipLimit
     from obs.ingest.rollout_plan import default_run_id
     from obs.ingest.rollouts import ingest_rollouts
 
@@ -187,6 +199,7 @@ def rollouts(
             strict=strict,
             on_file=tick,  # type: ignore[arg-type]
             reward_weights=reward_weights,
+            gzip_limit=GzipLimit(ratio=gzip_max_ratio),
         )
     unchanged = sum(1 for f in result.files if f.status == "unchanged")
     others = result.files_skipped - unchanged

@@ -1,0 +1,136 @@
+"""Hostile input to ingest: a gzip bomb, lines nested thousands deep, files that are no files.
+
+Each case lands what it can, names the file and the reason in one line, and
+loses no good row.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+from obs.ingest import landing
+from obs.ingest.readers import GzipLimit
+from obs.ingest.rollouts import ingest_rollouts
+
+from tests.conftest import lake_query, lake_rows
+from tests.faults.conftest import OBS, assert_lake_sound, line, write_dump
+
+# --------------------------------------------------------------------------- gzip bomb
+
+BOMB_LINE = (json.dumps({"input": "prompt", "output": "answer", "score": 1.0}) + "\n").encode()
+
+
+def _gzip_bomb(path: Path, expanded: int) -> int:
+    """A one-member gzip of ``expanded`` bytes of one valid line repeated; its line count.
+
+    One 16 MiB piece is compressed once, flushed so that the next piece starts
+    afresh, and its bytes written again and again: a second to make however
+    large the expansion.
+    """
+    piece = BOMB_LINE * ((16 << 20) // len(BOMB_LINE))
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    block = compressor.compress(piece) + compressor.flush(zlib.Z_FULL_FLUSH)
+    pieces = expanded // len(piece)
+    crc = 0
+    for _ in range(pieces):
+        crc = zlib.crc32(piece, crc)
+    with path.open("wb") as out:
+        out.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff")
+        for _ in range(pieces):
+            out.write(block)
+        out.write(compressor.flush())
+        out.write(struct.pack("<II", crc, (pieces * len(piece)) & 0xFFFFFFFF))
+    return pieces * len(piece) // len(BOMB_LINE)
+
+
+def _peak_rss_of(command: list[str]) -> tuple[subprocess.CompletedProcess, int]:
+    """Run ``command`` under a fresh Python parent; its result and its peak RSS in bytes."""
+    parent = (
+        "import resource, subprocess, sys\n"
+        "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+        "sys.stdout.write(done.stdout)\n"
+        "sys.stderr.write(done.stderr)\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n"
+        "sys.exit(done.returncode)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", parent, *command], capture_output=True, text=True, timeout=600
+    )
+    *rest, peak = done.stderr.rstrip("\n").split("\n")
+    done.stderr = "\n".join(rest)
+    return done, int(peak) * 1024  # Linux reports KiB
+
+
+def test_gzip_bomb_is_cut_at_its_limit_in_bounded_memory(tmp_path: Path) -> None:
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    bomb = dumps / "0.jsonl.gz"
+    written = _gzip_bomb(bomb, 1 << 30)  # 1 GiB of lines in about 3 MB
+    compressed = bomb.stat().st_size
+    assert compressed < 4 << 20 and written * len(BOMB_LINE) > 1_000_000_000
+    write_dump(dumps / "1.jsonl", [line("the other file")])
+    lake, warehouse = tmp_path / "lake", tmp_path / "w.duckdb"
+    command = [OBS, "--lake", str(lake), "--warehouse", str(warehouse)]
+    done, peak = _peak_rss_of([*command, "ingest", "rollouts", str(dumps), "--run", "r"])
+    assert done.returncode == 0, done.stderr
+    cap = max(64 << 20, 50 * compressed)  # the default limit: 50 times, past 64 MiB
+    landed = cap // len(BOMB_LINE)  # the complete lines before the cut
+    assert f"{landed + 1:,} rows landed" in done.stdout
+    warnings = [x for x in done.stderr.splitlines() if x.startswith("warning:")]
+    assert warnings == [
+        f"warning: {bomb}: gzip expands past its "
+        f"limit of {cap:,} bytes (50 times its {compressed:,} compressed bytes, at least 64 "
+        "MiB); only the lines before the limit land (a gzip bomb? if not, raise the limit "
+        "with --gzip-max-ratio or OBS_GZIP_MAX_RATIO and ingest again)"
+    ]
+    assert peak < 600 << 20, f"peak RSS {peak / 2**20:.0f} MiB"
+    assert_lake_sound(lake, landed + 1)  # samples numbered 0.. across the bulk slices
+    [(last,)] = lake_query(
+        lake, "rollouts", f"select max(source_line) from t where source_file = '{bomb}'"
+    )
+    assert last == landed
+    # Ingested again: nothing more lands (the same cut, already landed).
+    again = subprocess.run(
+        [*command, "ingest", "rollouts", str(dumps), "--run", "r"], capture_output=True, text=True
+    )
+    assert again.returncode == 0 and "0 rows landed" in again.stdout
+
+
+def test_gzip_limit_comes_from_the_option_or_the_environment(tmp_path: Path) -> None:
+    assert GzipLimit.from_env({}) == GzipLimit(ratio=50.0)
+    assert GzipLimit.from_env({"OBS_GZIP_MAX_RATIO": "400"}).cap(1 << 20) == 400 << 20
+    assert GzipLimit().cap(1000) == 64 << 20  # the first 64 MiB always read
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    _gzip_bomb(dumps / "0.jsonl.gz", 64 << 20)
+    result = ingest_rollouts(
+        dumps, lake=tmp_path / "lake", run_id="r", gzip_limit=GzipLimit(1.0, free_bytes=1 << 20)
+    )
+    [file] = result.files
+    assert result.rows_landed == (1 << 20) // len(BOMB_LINE)
+    assert "gzip expands past its limit of 1,048,576 bytes" in file.note
+    assert file.is_problem  # a warning, and a failure under --strict
+
+
+def test_bulk_slices_fall_back_to_the_rules_and_keep_numbering(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file read in bulk slices; a later slice needs the rules: one numbering throughout."""
+    monkeypatch.setattr(landing, "BULK_BYTES", 200)
+    lines = [line(f"p{i % 3}", i % 2 / 2) for i in range(30)]
+    lines[20] = '{"input": "p0", "output": "x", "score": 1, "score": 2}'  # a key twice
+    lines[25] = line("p1", 0.5, note=float("nan"))  # NaN in extra: the rules say how
+    write_dump(tmp_path / "d" / "0.jsonl", lines)
+    lake = tmp_path / "lake"
+    result = ingest_rollouts(tmp_path / "d", lake=lake, run_id="r", workers=1)
+    assert (result.rows_landed, result.rows_rejected) == (29, 1)
+    assert_lake_sound(lake, 29)
+    rows = lake_rows(lake)
+    assert [r["source_line"] for r in rows] == [n for n in range(1, 31) if n != 21]
+    assert json.loads(rows[24]["extra"]) == {"note": "NaN"}
