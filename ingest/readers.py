@@ -338,13 +338,111 @@ def parse_json_line(line: bytes) -> Any:
     return _parse_text(text, SURROGATE_ESCAPE.search(line) is not None)
 
 
+# Arrays and objects may nest this deep in one value; deeper is a reject. Python's
+# parser and every recursive step after it would otherwise run out of stack.
+MAX_DEPTH = 200
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_BRACKET = re.compile(r"[\[\]{}]")
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+
+
+def json_depth(text: str) -> int:
+    """How deep arrays and objects nest in JSON ``text`` (brackets in strings do not count)."""
+    depth = deepest = 0
+    for match in _BRACKET.finditer(_STRING.sub("", text)):
+        if match.group() in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
+def check_depth(text: str) -> None:
+    """RowError when ``text`` nests deeper than MAX_DEPTH (counted only past that many brackets)."""
+    if _deep(text):
+        raise RowError(too_deep())
+
+
+def too_deep() -> str:
+    return f"nested more than {MAX_DEPTH} deep (arrays and objects; flatten the value)"
+
+
+class TooDeep(ValueError):
+    """A JSON value nested deeper than MAX_DEPTH."""
+
+
+# What ``loads_cut`` puts where a value nested too deep was.
+CUT_TOO_DEEP = "\x00obs: nested too deep"
+
+
+def _deep(text: str | bytes) -> bool:
+    if isinstance(text, bytes):
+        if text.count(b"[") + text.count(b"{") <= MAX_DEPTH:
+            return False
+        return json_depth(text.decode("utf-8", "replace")) > MAX_DEPTH
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return False
+    return json_depth(text) > MAX_DEPTH
+
+
+def loads(text: str | bytes) -> Any:
+    """``json.loads``, refusing a value nested deeper than MAX_DEPTH (TooDeep, a ValueError)."""
+    if _deep(text):
+        raise TooDeep(too_deep())
+    try:
+        return json.loads(text)
+    except RecursionError as exc:
+        raise TooDeep(too_deep()) from exc
+
+
+def loads_cut(text: str) -> Any:
+    """``json.loads`` of a document (a run export): every array or object that starts
+    deeper than MAX_DEPTH is replaced by the text CUT_TOO_DEEP, so the record holding
+    it can be rejected and the rest read (see ``holds_cut``)."""
+    if not _deep(text):
+        return loads(text)
+    pieces, depth, start, kept = [], 0, 0, 0
+    marker = json.dumps(CUT_TOO_DEEP)
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token[0] == '"':
+            continue
+        if token in "[{":
+            depth += 1
+            if depth == MAX_DEPTH + 1:
+                start = match.start()
+        else:
+            if depth == MAX_DEPTH + 1:
+                pieces += [text[kept:start], marker]
+                kept = match.end()
+            depth -= 1
+    pieces.append(text[kept:])
+    try:
+        return json.loads("".join(pieces))
+    except RecursionError as exc:  # brackets that never close
+        raise TooDeep(too_deep()) from exc
+
+
+def holds_cut(value: Any) -> bool:
+    """Whether a value read by ``loads_cut`` lost a part nested too deep."""
+    if isinstance(value, dict):
+        return any(holds_cut(v) for v in value.values())
+    if isinstance(value, list):
+        return any(holds_cut(v) for v in value)
+    return value == CUT_TOO_DEEP
+
+
 def _parse_text(text: str, may_hold_surrogates: bool) -> Any:
     if text.startswith(BOM):
         text = text[1:]
+    check_depth(text)
     try:
         value = _DECODER.decode(text)
     except RowError:
         raise
+    except RecursionError as exc:
+        raise RowError(too_deep()) from exc
     except ValueError as exc:
         raise RowError(f"malformed JSON: {str(exc).splitlines()[0]}") from exc
     if may_hold_surrogates:

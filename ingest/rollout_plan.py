@@ -9,7 +9,6 @@ folder's traces (``traces.py``), or one rollout table. The builder
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +17,7 @@ from obs.ingest import lake as lake_files
 from obs.ingest import traces
 from obs.ingest.errors import IngestError
 from obs.ingest.landing import SourceFile
+from obs.ingest.readers import loads
 
 # File names, each with what wrote it and the run suffix its rows land under.
 PATTERNS: list[tuple[re.Pattern[str], str, str, str]] = [
@@ -143,7 +143,7 @@ def _json_lines(path: Path) -> bool:
     try:
         with path.open("rb") as handle:
             first = handle.readline(1 << 20).strip()
-        return isinstance(json.loads(first), dict)
+        return isinstance(loads(first), dict)
     except (OSError, ValueError):
         return False
 

@@ -225,6 +225,12 @@ def rollouts(
     retry = next((f for f in result.files if f.status == "retry"), None)
     if result.rows_landed == 0 and retry is not None:
         raise click.ClickException(f"{retry.source}: {retry.note}")
+    unreadable = [f for f in result.files if f.status == "unreadable"]
+    read_something = any(f.status == "unchanged" or f.rows_landed for f in result.files)
+    if unreadable and not read_something and not result.rows_rejected:
+        first = unreadable[0]
+        more = f" (and {_plural(len(unreadable) - 1, 'other file')})" if len(unreadable) > 1 else ""
+        raise click.ClickException(f"{first.source}: {first.note}{more}")
     if result.rows_landed == 0 and result.rows_rejected > 0:
         raise click.ClickException(
             f"{path}: no row could be read ({_plural(result.rows_rejected, 'row')} rejected); "
@@ -263,8 +269,8 @@ def _report(
         sys.stdout.flush()
         return
     unreadable = [f for f in result.files if f.status == "unreadable"]
-    # (a source that is all there was to read is the command's error line)
-    only_unreadable = bool(unreadable) and len(unreadable) == len(result.files)
+    # (a lone source that could not be read is the command's error line)
+    only_unreadable = len(unreadable) == 1 and len(result.files) == 1
     if not quiet and not only_unreadable:
         for file in result.files:
             if file.note and (file.status != "unchanged" or "as far as" in file.note):

@@ -134,3 +134,97 @@ def test_bulk_slices_fall_back_to_the_rules_and_keep_numbering(
     rows = lake_rows(lake)
     assert [r["source_line"] for r in rows] == [n for n in range(1, 31) if n != 21]
     assert json.loads(rows[24]["extra"]) == {"note": "NaN"}
+
+
+# --------------------------------------------------------------------------- nesting, unreadable
+
+
+def _nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+def test_line_nested_2000_deep_is_a_reject_and_the_rest_lands(tmp_path: Path) -> None:
+    dumps = tmp_path / "dumps"
+    deep = '{"input": "p9", "output": "o", "score": 1, "x": ' + _nested(2000) + "}"
+    good = [line("p0"), line("p1", 0.0), line("p2", 0.5)]
+    write_dump(dumps / "0.jsonl", [good[0], deep, *good[1:]])
+    lake, warehouse = tmp_path / "lake", tmp_path / "w.duckdb"
+    done = subprocess.run(
+        [OBS, "--lake", lake, "--warehouse", warehouse, "ingest", "rollouts", dumps, "--run", "r"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("run r: 3 rows landed, 1 rejected, from 1 file (0 already")
+    assert "Traceback" not in done.stderr
+    assert_lake_sound(lake, 3)
+    assert [r["source_line"] for r in lake_rows(lake)] == [1, 3, 4]
+    [(row, reason, raw)] = lake_query(lake, "_rejects", "select source_line, reason, raw from t")
+    assert (row, reason) == (2, "nested more than 200 deep (arrays and objects; flatten the value)")
+    assert raw == deep
+
+
+def test_corrupt_parquet_is_named_and_exits_1_when_nothing_landed(tmp_path: Path) -> None:
+    table = tmp_path / "rollouts.parquet"
+    table.write_bytes(b"PAR1" + bytes(range(256)) * 8 + b"PAR1")
+    lake, warehouse = tmp_path / "lake", tmp_path / "w.duckdb"
+    command = [OBS, "--lake", lake, "--warehouse", warehouse, "ingest", "rollouts"]
+    done = subprocess.run(
+        [*command, table, "--run", "r", "--iteration", "0"], capture_output=True, text=True
+    )
+    assert done.returncode == 1
+    [error] = [x for x in done.stderr.splitlines() if x.startswith("Error:")]
+    assert error.startswith(f"Error: {table}: not a readable parquet file (")
+    assert error.endswith(
+        "; nothing of it landed (if it is still being written, ingest it again once it is complete)"
+    )
+    assert "Traceback" not in done.stderr
+    # Beside a good file: named in a warning, the good one lands, exit 0.
+    folder = tmp_path / "tables"
+    folder.mkdir()
+    (folder / "completions_1.parquet").write_bytes(table.read_bytes())
+    write_dump(folder / "0.jsonl", [line("p0")])
+    done = subprocess.run([*command, folder, "--run", "r"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "1 row landed" in done.stdout
+    assert f"warning: {folder / 'completions_1.parquet'}: not a readable parquet" in done.stderr
+
+
+def test_metrics_jsonl_nested_5000_deep_rejects_the_line(tmp_path: Path) -> None:
+    log = tmp_path / "metrics.jsonl"
+    log.write_text(
+        '{"step": 0, "loss": 0.5}\n'
+        '{"step": 1, "loss": ' + _nested(5000) + "}\n"
+        '{"step": 2, "loss": 0.25}\n'
+    )
+    lake, warehouse = tmp_path / "lake", tmp_path / "w.duckdb"
+    done = subprocess.run(
+        [OBS, "--lake", lake, "--warehouse", warehouse, "ingest", "metrics", log, "--run", "r"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    points = lake_query(lake, "metrics", "select step, key, value from t order by step")
+    assert points == [(0, "loss", 0.5), (2, "loss", 0.25)]
+    [(row, reason)] = lake_query(lake, "_rejects", "select source_line, reason from t")
+    assert (row, reason) == (2, "nested more than 200 deep (arrays and objects; flatten the value)")
+
+
+def test_wandb_export_nested_5000_deep_rejects_the_row(tmp_path: Path) -> None:
+    export = tmp_path / "abc123.json"
+    rows = ['{"_step": 0, "loss": 0.5}', '{"_step": 1, "loss": ' + _nested(5000) + "}"]
+    rows.append('{"_step": 2, "loss": 0.25}')
+    export.write_text('{"id": "abc123", "project": "p", "history": [' + ", ".join(rows) + "]}")
+    lake, warehouse = tmp_path / "lake", tmp_path / "w.duckdb"
+    done = subprocess.run(
+        [OBS, "--lake", lake, "--warehouse", warehouse, "ingest", "metrics", export],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    points = lake_query(lake, "metrics", "select step, key, value from t order by step")
+    assert points == [(0, "loss", 0.5), (2, "loss", 0.25)]
+    [(row, reason)] = lake_query(lake, "_rejects", "select source_line, reason from t")
+    assert (row, reason) == (2, "nested more than 200 deep (arrays and objects; flatten the value)")
