@@ -211,6 +211,12 @@ def _decide(
     if end == 0:
         if snap.status == "damaged":
             return _Decision("damaged", note="nothing could be read")
+        if source.reader == "jsonl" and b"\r" in bytes(memoryview(snap.content)[: 1 << 20]):
+            return _Decision(
+                "refused",
+                note="its lines end in a lone CR (no LF), which obs does not read as line ends; "
+                "convert them (tr '\\r' '\\n' < OLD > NEW) and ingest the new file",
+            )
         return _Decision("waiting", note="no complete line yet; it lands once one is written")
     if best is not None and best.bytes_consumed == end:
         if best.source_file == path:

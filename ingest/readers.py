@@ -287,6 +287,18 @@ class Record:
     error: str | None = None  # why it could not even be parsed
     numeric: frozenset[str] = frozenset()  # a typed source's numeric columns
     size: int = 0  # the line's length in the source (JSON lines), for batching by bytes
+    text: str | bytes = ""  # the line as written (JSON lines), for a reject's raw text
+
+    def as_written(self) -> str:
+        """The row's raw text for ``_rejects``: the line as written, else the value rendered."""
+        if self.raw:
+            return self.raw
+        if self.text:
+            line = self.text
+            return raw_text(
+                line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line
+            )
+        return raw_of(self.value)
 
 
 class RowError(ValueError):
@@ -482,7 +494,7 @@ def json_records(content: Content, start: int, end: int, first_line: int) -> Ite
             raw = line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line
             yield Record(number, raw_text(raw), error=exc.reason, size=len(stripped))
             continue
-        yield Record(number, "", value, size=len(stripped))
+        yield Record(number, "", value, size=len(stripped), text=stripped)
 
 
 def parquet_records(content: Content, path: Path, batch_rows: int) -> Iterator[list[Record]]:

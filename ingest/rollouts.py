@@ -54,7 +54,7 @@ from obs.ingest.landing import (
     land,
 )
 from obs.ingest.numbering import Numbering
-from obs.ingest.readers import GzipLimit, Record, RowError, finite_json, raw_of
+from obs.ingest.readers import GzipLimit, Record, RowError, finite_json
 from obs.ingest.rollout_plan import default_run_id, plan_rollouts
 from obs.ingest.rollout_values import (
     as_double,
@@ -209,7 +209,7 @@ class RolloutBuilder:
                 rejects.append(Reject(record.line, record.error, record.raw))
             elif not isinstance(record.value, dict):
                 reason = f"not a JSON object ({kind_of(record.value)})"
-                rejects.append(Reject(record.line, reason, record.raw or raw_of(record.value)))
+                rejects.append(Reject(record.line, reason, record.as_written()))
             else:
                 good.append(record)
         if source.format == "traces":
@@ -229,7 +229,7 @@ class RolloutBuilder:
             try:
                 row = self._row(source, record.value, path, record.line, record.numeric)
             except RowError as exc:
-                raw = record.raw or raw_of(record.value)
+                raw = record.as_written()
                 rejects.append(Reject(record.line, exc.reason, raw, exc.fixable_by, exc.whole_file))
                 continue
             rows.append(row)
@@ -252,7 +252,7 @@ class RolloutBuilder:
                 found = traces.rollouts_of(record.value, subset)
                 iteration = self._trace_iteration(source, found[0].step)
             except RowError as exc:
-                raw = record.raw or raw_of(record.value)
+                raw = record.as_written()
                 rejects.append(Reject(record.line, exc.reason, raw, exc.fixable_by))
                 continue
             if self.tokenizer is not None:
@@ -301,7 +301,7 @@ class RolloutBuilder:
         kept = []
         for record, outcome in zip(records, scored, strict=True):
             if outcome.error is not None:
-                rejects.append(Reject(record.line, outcome.error, raw_of(record.value)))
+                rejects.append(Reject(record.line, outcome.error, record.as_written()))
                 continue
             row = record.value
             for name in SCORE_FIELDS:

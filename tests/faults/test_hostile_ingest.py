@@ -228,3 +228,32 @@ def test_wandb_export_nested_5000_deep_rejects_the_row(tmp_path: Path) -> None:
     assert points == [(0, "loss", 0.5), (2, "loss", 0.25)]
     [(row, reason)] = lake_query(lake, "_rejects", "select source_line, reason from t")
     assert (row, reason) == (2, "nested more than 200 deep (arrays and objects; flatten the value)")
+
+
+# --------------------------------------------------------------------------- rejects as written
+
+
+def test_rejected_line_keeps_its_text_as_written(tmp_path: Path) -> None:
+    written = '{"input": "p1", "output": "o", "score": 1e999}'
+    write_dump(tmp_path / "d" / "0.jsonl", [line("p0"), written])
+    lake = tmp_path / "lake"
+    result = ingest_rollouts(tmp_path / "d", lake=lake, run_id="r", workers=1)
+    assert (result.rows_landed, result.rows_rejected) == (1, 1)
+    [(raw,)] = lake_query(lake, "_rejects", "select raw from t")
+    assert raw == written  # not re-rendered as Infinity
+
+
+def test_lone_cr_line_ends_are_refused_with_the_fix(tmp_path: Path) -> None:
+    dumps = tmp_path / "d"
+    dumps.mkdir()
+    (dumps / "0.jsonl").write_bytes("\r".join([line("p0"), line("p1")]).encode() + b"\r")
+    write_dump(dumps / "1.jsonl", [line("p2")])
+    lake = tmp_path / "lake"
+    result = ingest_rollouts(dumps, lake=lake, run_id="r", workers=1)
+    cr, other = result.files
+    assert (cr.status, cr.rows_landed, other.rows_landed) == ("refused", 0, 1)
+    assert cr.note.startswith("its lines end in a lone CR (no LF)")
+    # Converted, it lands whole.
+    (dumps / "0.jsonl").write_bytes((dumps / "0.jsonl").read_bytes().replace(b"\r", b"\n"))
+    assert ingest_rollouts(dumps, lake=lake, run_id="r", workers=1).rows_landed == 2
+    assert_lake_sound(lake, 3)
