@@ -788,7 +788,11 @@ def _plan_file(source: SourceFile, run: _Run, *, alone: bool = True) -> tuple[_S
     if landed_note is not None:
         result.status, result.note = "unchanged", landed_note
         return _Staged(result), None
-    snap = snapshot(source.path, line_based=source.reader == "jsonl", gzip_limit=run.gzip_limit)
+    try:
+        snap = snapshot(source.path, line_based=source.reader == "jsonl", gzip_limit=run.gzip_limit)
+    except IngestError as exc:  # gone, or unreadable: one line, and the call goes on
+        result.status, result.note = "unreadable", str(exc).split(": ", 1)[-1]
+        return _Staged(result), None
     decision = _decide(source, snap, entries, factory.table)
     result.note = "; ".join(n for n in (decision.note, snap.note) if n)
     if decision.status in SKIPPED:

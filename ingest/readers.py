@@ -71,6 +71,10 @@ def snapshot(path: Path, *, line_based: bool, gzip_limit: GzipLimit | None = Non
                 if line_based and not gzip
                 else handle.read(stat.st_size)
             )
+    except FileNotFoundError as exc:
+        raise IngestError(
+            f"{path}: vanished before it was read (deleted or moved); nothing of it landed"
+        ) from exc
     except OSError as exc:
         raise IngestError(f"{path}: cannot read ({exc.strerror}); check permissions") from exc
     status, note = "complete", ""

@@ -723,7 +723,10 @@ def ingest_rollouts(
         tokenizer=tokenizer,
         reward_weights=tuple(sorted((reward_weights or {}).items())),
     )
-    plan = plan_rollouts(path, run, iterations=iterations, iteration=iteration)
+    passed_over: list[tuple[Path, str]] = []
+    plan = plan_rollouts(
+        path, run, iterations=iterations, iteration=iteration, passed_over=passed_over
+    )
     if reward_weights and any(source.format == "traces" for source in plan):
         raise IngestError(
             f"{path}: --reward-weights weights rows that carry none; prime-rl traces carry "
@@ -734,7 +737,7 @@ def ingest_rollouts(
             f"{path}: --reward scores rows that carry no reward; prime-rl traces carry "
             "their own (ingest them without --reward)"
         )
-    return land(
+    result = land(
         plan,
         RolloutFactory(options),
         lake,
@@ -743,3 +746,7 @@ def ingest_rollouts(
         workers=workers,
         gzip_limit=gzip_limit,
     )
+    # Entries of the folder not read: each a line of its own, the rest of the call landed.
+    for entry, why in passed_over:
+        result.files.append(FileResult(entry, run, status="passed over", note=why))
+    return result

@@ -7,6 +7,7 @@ loses no good row.
 from __future__ import annotations
 
 import json
+import os
 import struct
 import subprocess
 import sys
@@ -257,3 +258,70 @@ def test_lone_cr_line_ends_are_refused_with_the_fix(tmp_path: Path) -> None:
     (dumps / "0.jsonl").write_bytes((dumps / "0.jsonl").read_bytes().replace(b"\r", b"\n"))
     assert ingest_rollouts(dumps, lake=lake, run_id="r", workers=1).rows_landed == 2
     assert_lake_sound(lake, 3)
+
+
+# ------------------------------------------------------------------ files that are no files
+
+
+def test_fifo_given_as_the_path_is_one_line(tmp_path: Path) -> None:
+    fifo = tmp_path / "0.jsonl"
+    os.mkfifo(fifo)
+    lake, warehouse = tmp_path / "lake", tmp_path / "w.duckdb"
+    done = subprocess.run(
+        [OBS, "--lake", lake, "--warehouse", warehouse, "ingest", "rollouts", fifo, "--run", "r"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"Error: {fifo}: not a regular file or a folder (a FIFO, socket or device); "
+        "pass a dump folder or a rollout table file"
+    ]
+
+
+def test_links_out_of_the_folder_dangling_links_loops_and_fifos_are_named(
+    tmp_path: Path,
+) -> None:
+    dumps = tmp_path / "dumps"
+    write_dump(dumps / "0.jsonl", [line("p0")])
+    outside = write_dump(tmp_path / "secret.jsonl", [line("secret"), "not json"])
+    (dumps / "1.jsonl").symlink_to(outside)
+    (dumps / "2.jsonl").symlink_to(dumps / "gone.jsonl")
+    (dumps / "3.jsonl").symlink_to(dumps / "3.jsonl")
+    os.mkfifo(dumps / "4.jsonl")
+    (dumps / "5.jsonl").symlink_to(dumps / "0.jsonl")  # within the folder: followed
+    lake, warehouse = tmp_path / "lake", tmp_path / "w.duckdb"
+    done = subprocess.run(
+        [OBS, "--lake", lake, "--warehouse", warehouse, "ingest", "rollouts", dumps, "--run", "r"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("run r: 1 row landed, 0 rejected, from 6 files")
+    warnings = sorted(x for x in done.stderr.splitlines() if x.startswith("warning:"))
+    assert warnings == [
+        f"warning: {dumps / '1.jsonl'}: a link to {outside}, outside the folder; not followed",
+        f"warning: {dumps / '2.jsonl'}: a dangling link (its target does not exist); not read",
+        f"warning: {dumps / '3.jsonl'}: a link that loops; not read",
+        f"warning: {dumps / '4.jsonl'}: not a regular file (a FIFO, socket or device); not read",
+    ]
+    assert [r["prompt"] for r in lake_rows(lake)] == ["p0"]  # 5.jsonl: the same content
+    assert not (lake / "_rejects").exists()  # nothing of the outside file copied
+
+
+def test_file_vanishing_mid_ingest_is_one_line_and_the_rest_lands(tmp_path: Path) -> None:
+    dumps = tmp_path / "dumps"
+    for i in range(6):
+        write_dump(dumps / f"{i}.jsonl", [line(f"p{i}")])
+    doomed = dumps / "5.jsonl"
+
+    def delete_the_last(result: object) -> None:
+        doomed.unlink(missing_ok=True)
+
+    result = ingest_rollouts(dumps, lake=tmp_path / "lake", run_id="r", on_file=delete_the_last)
+    assert result.rows_landed == 5
+    gone = result.files[-1]
+    assert (gone.source, gone.status) == (doomed, "unreadable")
+    assert gone.note == "vanished before it was read (deleted or moved); nothing of it landed"
