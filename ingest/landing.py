@@ -42,6 +42,7 @@ from obs.ingest.lake import ManifestEntry
 from obs.ingest.numbering import Numbering, Sequencer
 from obs.ingest.readers import (
     Content,
+    GzipLimit,
     Record,
     Snapshot,
     count_lines,
@@ -69,6 +70,8 @@ BATCH_ROWS = 20_000
 # transcript can be megabytes a line, and 20,000 of them parsed at once would
 # bound memory by the file's size times Python's overhead, not by a batch.
 BATCH_BYTES = 64 << 20
+# The bulk path parses a file this much at a time (its tables take a few times that).
+BULK_BYTES = 8 << 20
 # Files are read in worker processes when a call holds at least this much.
 PARALLEL_BYTES = 16 << 20
 MAX_IN_FLIGHT = 3
@@ -208,6 +211,12 @@ def _decide(
     if end == 0:
         if snap.status == "damaged":
             return _Decision("damaged", note="nothing could be read")
+        if source.reader == "jsonl" and b"\r" in bytes(memoryview(snap.content)[: 1 << 20]):
+            return _Decision(
+                "refused",
+                note="its lines end in a lone CR (no LF), which obs does not read as line ends; "
+                "convert them (tr '\\r' '\\n' < OLD > NEW) and ingest the new file",
+            )
         return _Decision("waiting", note="no complete line yet; it lands once one is written")
     if best is not None and best.bytes_consumed == end:
         if best.source_file == path:
@@ -323,9 +332,16 @@ def _records(job: _Job) -> Iterator[list[Record]]:
     if job.source.reader == "parquet":
         yield from parquet_records(content, job.source.path, BATCH_ROWS)
         return
+    yield from _json_batches(content, job.start, job.end, job.first_line)
+
+
+def _json_batches(
+    content: Content, start: int, end: int, first_line: int
+) -> Iterator[list[Record]]:
+    """The records of content[start:end] in batches of BATCH_ROWS or BATCH_BYTES."""
     batch: list[Record] = []
     size = 0
-    for record in json_records(content, job.start, job.end, job.first_line):
+    for record in json_records(content, start, end, first_line):
         batch.append(record)
         size += record.size
         if len(batch) >= BATCH_ROWS or size >= BATCH_BYTES:
@@ -362,17 +378,86 @@ def _read(job: _Job) -> _Work:
             gc.enable()
 
 
-def _bulk(job: _Job, builder: Builder) -> pa.Table | None:
-    """The whole file in bulk, when the builder can vouch for it (every line one row)."""
+def _bulk(job: _Job, builder: Builder, start: int, end: int, first_line: int) -> pa.Table | None:
+    """content[start:end] in bulk, when the builder can vouch for it (every line one row)."""
     fast = getattr(builder, "fast", None)
     if fast is None:
         return None
     job.content = _content(job)  # read once, whichever path parses it
     try:
-        return fast(job.source, job.content, job.start, job.end, job.first_line, threads=job.alone)
+        return fast(job.source, job.content, start, end, first_line, threads=job.alone)
     except Exception:  # the bulk path only speeds up; the rules decide
         logger.debug("bulk path failed for %s", job.source.path, exc_info=True)
         return None
+
+
+def _slice_end(content: Content, at: int, end: int) -> int:
+    """The end of the line holding byte ``at`` (``end`` at the latest)."""
+    view = memoryview(content)
+    while at < end:
+        found = bytes(view[at : min(at + (1 << 20), end)]).find(b"\n")
+        if found >= 0:
+            return at + found + 1
+        at += 1 << 20
+    return end
+
+
+def _batches(
+    job: _Job, builder: Builder, numbering: Numbering | None
+) -> Iterator[tuple[pa.Table, list[Reject], bool]]:
+    """The file's tables and rejects, and whether each came from the bulk path.
+
+    JSON lines go through the bulk path a slice of BULK_BYTES at a time, so a
+    file's memory is bounded by a slice, not by the file; the first slice the
+    bulk path cannot vouch for, and everything after it, is read row by row.
+    Each path numbers its rows from 0 within a group (the bulk path per slice,
+    the rules across their batches); the numbers of the slices before are
+    added here, so the file is numbered 0, 1, ... as if read in one piece.
+    """
+    if job.source.reader != "jsonl" or getattr(builder, "fast", None) is None:
+        for batch in _records(job):
+            table, bad = builder.build(job.source, batch)
+            yield table, bad, False
+        return
+    content = _content(job)
+    start, first_line = job.start, job.first_line
+    before: Counter[tuple[Any, ...]] = Counter()  # rows of each group in the slices so far
+    while start < job.end:
+        stop = _slice_end(content, start + BULK_BYTES, job.end)
+        table = _bulk(job, builder, start, stop, first_line)
+        if table is None:
+            break
+        if numbering is not None and table.num_rows:
+            counts = _group_counts(table, list(numbering.groups))
+            table = _numbered_after(table, numbering, before, counts)
+            before.update(counts)
+        yield table, [], True
+        first_line += table.num_rows  # one row a line
+        start = stop
+    if start >= job.end:
+        return
+    for batch in _json_batches(content, start, job.end, first_line):
+        table, bad = builder.build(job.source, batch)
+        if numbering is not None and table.num_rows and before:
+            table = _numbered_after(table, numbering, before, None)
+        yield table, bad, False
+
+
+def _numbered_after(
+    table: pa.Table,
+    numbering: Numbering,
+    before: Counter[tuple[Any, ...]],
+    counts: dict[tuple[Any, ...], int] | None,
+) -> pa.Table:
+    """``table``'s numbers moved on by ``before``, the rows of each group before it."""
+    if not before or (counts is not None and not any(k in before for k in counts)):
+        return table
+    keys = zip(*(table.column(n).to_pylist() for n in numbering.groups), strict=True)
+    offsets = pa.array([before.get(k, 0) for k in keys], pa.int64())
+    index = table.schema.get_field_index(numbering.column)
+    field = table.schema.field(index)
+    moved = pc.add(table.column(index).cast(pa.int64()), offsets).cast(field.type)
+    return table.set_column(index, field, moved)
 
 
 def _group_counts(table: pa.Table, names: list[str]) -> dict[tuple[Any, ...], int]:
@@ -412,14 +497,10 @@ def _read_file(job: _Job) -> _Work:
     landed = 0
     groups: Counter[tuple[Any, ...]] = Counter()
     low = high = None
-    bulk = _bulk(job, builder)
-    batches: Iterator[tuple[pa.Table, list[Reject]]] = (
-        iter([(bulk, [])])
-        if bulk is not None
-        else (builder.build(job.source, batch) for batch in _records(job))
-    )
+    bulk_only = True  # every row from the bulk path: one row a line
     try:
-        for table, bad in batches:
+        for table, bad, from_bulk in _batches(job, builder, numbering):
+            bulk_only = bulk_only and from_bulk
             rejects.extend(bad)
             if not table.num_rows:
                 continue
@@ -462,8 +543,8 @@ def _read_file(job: _Job) -> _Work:
         _write_rejects(reject_path, builder.table, job.source, rejects)
     lines = 0
     if job.source.reader == "jsonl":
-        if bulk is not None:  # one row a line
-            lines = job.first_line - 1 + bulk.num_rows
+        if bulk_only:  # one row a line
+            lines = job.first_line - 1 + landed
         else:
             lines = job.first_line - 1 + count_lines(_content(job), job.start, job.end)
     return _Work(
@@ -566,6 +647,7 @@ class _Run:
     strict: bool
     index: SourceIndex
     sequencer: Sequencer | None
+    gzip_limit: GzipLimit | None = None
     # published (or to publish under --strict), then recorded in the skip index:
     # each file's size, modification time and status
     to_index: list[tuple[SourceFile, tuple[int, int, str]]] = field(default_factory=list)
@@ -640,8 +722,12 @@ def land(
     strict: bool = False,
     on_file: Callable[[FileResult], None] | None = None,
     workers: int | None = None,
+    gzip_limit: GzipLimit | None = None,
 ) -> IngestResult:
-    """Land every file of ``plan``, run by run; see the module docstring."""
+    """Land every file of ``plan``, run by run; see the module docstring.
+
+    ``gzip_limit``: how far a gzip file may expand (default ``GzipLimit()``).
+    """
     for source in plan:
         lake_files.check_run_id(source.run_id)
     check_claims(plan)
@@ -666,6 +752,7 @@ def land(
                     Sequencer(lake, factory.numbering, landing.entries, factory.table)
                     if factory.numbering is not None
                     else None,
+                    gzip_limit,
                 )
                 runs.append(run)
                 window: deque[tuple[SourceFile, _Staged, Future[_Work] | None, _Job | None]]
@@ -701,7 +788,11 @@ def _plan_file(source: SourceFile, run: _Run, *, alone: bool = True) -> tuple[_S
     if landed_note is not None:
         result.status, result.note = "unchanged", landed_note
         return _Staged(result), None
-    snap = snapshot(source.path, line_based=source.reader == "jsonl")
+    try:
+        snap = snapshot(source.path, line_based=source.reader == "jsonl", gzip_limit=run.gzip_limit)
+    except IngestError as exc:  # gone, or unreadable: one line, and the call goes on
+        result.status, result.note = "unreadable", str(exc).split(": ", 1)[-1]
+        return _Staged(result), None
     decision = _decide(source, snap, entries, factory.table)
     result.note = "; ".join(n for n in (decision.note, snap.note) if n)
     if decision.status in SKIPPED:

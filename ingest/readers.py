@@ -20,7 +20,7 @@ import math
 import os
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from json.encoder import c_encode_basestring, c_make_encoder  # type: ignore[attr-defined]
@@ -33,6 +33,7 @@ from obs.ingest.errors import IngestError
 
 RAW_LIMIT = 65_536
 GZIP_CHUNK = 1 << 16
+GZIP_RATIO_ENV = "OBS_GZIP_MAX_RATIO"  # the default gzip limit's ratio (GzipLimit)
 # A lone UTF-16 surrogate written as a JSON escape (\ud800 .. \udfff); pairs are fine.
 SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 BOM = "\ufeff"
@@ -51,12 +52,16 @@ class Snapshot:
     mtime_ns: int
     content: Content  # decompressed content up to ``size``
     complete_end: int  # end of the last complete line (== len(content) for tables)
-    status: str = "complete"  # complete, truncated (gzip still being written), damaged
+    # complete, truncated (gzip still being written), damaged, limited (cut at the gzip limit)
+    status: str = "complete"
     note: str = ""
 
 
-def snapshot(path: Path, *, line_based: bool) -> Snapshot:
-    """Read ``path`` once: its size and time, and its content up to that size."""
+def snapshot(path: Path, *, line_based: bool, gzip_limit: GzipLimit | None = None) -> Snapshot:
+    """Read ``path`` once: its size and time, and its content up to that size.
+
+    Gzip is decompressed up to ``gzip_limit`` (default: ``GzipLimit.from_env``).
+    """
     gzip = path.name.endswith(".gz")
     try:
         with path.open("rb") as handle:
@@ -66,12 +71,17 @@ def snapshot(path: Path, *, line_based: bool) -> Snapshot:
                 if line_based and not gzip
                 else handle.read(stat.st_size)
             )
+    except FileNotFoundError as exc:
+        raise IngestError(
+            f"{path}: vanished before it was read (deleted or moved); nothing of it landed"
+        ) from exc
     except OSError as exc:
         raise IngestError(f"{path}: cannot read ({exc.strerror}); check permissions") from exc
     status, note = "complete", ""
     content = raw
     if gzip:
-        content, status, note = gunzip(bytes(raw))
+        limit = gzip_limit or GzipLimit.from_env(os.environ)
+        content, status, note = gunzip(bytes(raw), limit)
     complete_end = last_line_end(content) if line_based else len(content)
     return Snapshot(path, stat.st_size, stat.st_mtime_ns, content, complete_end, status, note)
 
@@ -144,14 +154,52 @@ def _gzip_header(raw: bytes, at: int) -> int:
     return position
 
 
-def gunzip(raw: bytes) -> tuple[bytes, str, str]:
+@dataclass(frozen=True)
+class GzipLimit:
+    """How far a gzip file may expand before it is cut (a gzip bomb stops there).
+
+    The first ``free_bytes`` of content are always read; past them a file may
+    hold at most ``ratio`` times its compressed size. JSON lines compress 3 to
+    30 times; a bomb (a few MB holding GBs) a thousand times.
+    """
+
+    ratio: float = 50.0
+    free_bytes: int = 64 << 20
+
+    def cap(self, compressed: int) -> int:
+        return max(self.free_bytes, int(self.ratio * compressed))
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> GzipLimit:
+        """The default limit, its ratio from ``OBS_GZIP_MAX_RATIO`` when set."""
+        text = environ.get(GZIP_RATIO_ENV, "").strip()
+        if not text:
+            return cls()
+        try:
+            ratio = float(text)
+        except ValueError:
+            ratio = math.nan
+        if not math.isfinite(ratio) or ratio < 1:
+            raise IngestError(f"{GZIP_RATIO_ENV}={text!r}: give a number of 1 or more (default 50)")
+        return cls(ratio=ratio)
+
+
+GZIP_PIECE = 4 << 20  # most content one decompress call makes: memory stays near the content
+
+
+def gunzip(raw: bytes, limit: GzipLimit | None = None) -> tuple[Content, str, str]:
     """Decompress every gzip member; keep everything that decompresses.
 
-    Returns the content, ``complete``/``truncated``/``damaged`` and a note
-    saying where and how the stream stopped. Each member's CRC-32 and length
-    are checked here (not by zlib, which would drop the last output).
+    Returns the content, ``complete``/``truncated``/``damaged``/``limited`` and
+    a note saying where and how the stream stopped. Each member's CRC-32 and
+    length are checked here (not by zlib, which would drop the last output).
+    Content is decompressed a piece at a time into one buffer, never past the
+    limit's cap: a file that would expand further is cut there (``limited``).
     """
-    out: list[bytes] = []
+    limit = limit or GzipLimit()
+    cap = limit.cap(len(raw))
+    out = bytearray()
+    view = memoryview(raw)
     position = 0
     members = 0
     while position < len(raw):
@@ -165,51 +213,68 @@ def gunzip(raw: bytes) -> tuple[bytes, str, str]:
             what = "not gzip data" if not members else "bytes after the last gzip member"
             return _damaged(out, f"{what} at byte {position:,}")
         decompressor = zlib.decompressobj(-zlib.MAX_WBITS)
-        member: list[bytes] = []
+        member_start, crc = len(out), 0
         position = data_start
         try:
             while position < len(raw) and not decompressor.eof:
-                chunk = raw[position : position + GZIP_CHUNK]
-                member.append(decompressor.decompress(chunk))
-                position += len(chunk) - len(decompressor.unused_data)
+                room = cap - len(out)
+                if room <= 0:
+                    return _limited(out, raw, cap, limit)
+                chunk = view[position : position + GZIP_CHUNK]
+                piece = decompressor.decompress(chunk, min(room, GZIP_PIECE))
+                crc = zlib.crc32(piece, crc)
+                out += piece
+                position += len(chunk) - len(decompressor.unconsumed_tail)
+                position -= len(decompressor.unused_data)
         except zlib.error as exc:
-            out.extend(member)
             return _damaged(out, f"{exc} near byte {position:,}")
         if not decompressor.eof:
-            member.append(decompressor.flush())
-            out.extend(member)
+            out += decompressor.flush()
             return _cut(out, raw)
-        data = b"".join(member)
         trailer = raw[position : position + 8]
         if len(trailer) < 8:
-            out.append(data)
             return _cut(out, raw)
         position += 8
         members += 1
-        crc, size = int.from_bytes(trailer[:4], "little"), int.from_bytes(trailer[4:], "little")
-        if crc != zlib.crc32(data) or size != len(data) & 0xFFFFFFFF:
+        crc_read = int.from_bytes(trailer[:4], "little")
+        size = int.from_bytes(trailer[4:], "little")
+        if crc_read != crc or size != (len(out) - member_start) & 0xFFFFFFFF:
             # Corrupt somewhere in this member, and nothing says where: keep none of it.
+            del out[member_start:]
             return _damaged(out, f"member {members} fails its checksum: its data is corrupt")
-        out.append(data)
-    return b"".join(out), "complete", ""
+    return _content_of(out), "complete", ""
 
 
-def _damaged(out: list[bytes], what: str) -> tuple[bytes, str, str]:
-    done = sum(len(piece) for piece in out)
+def _content_of(out: bytearray) -> Content:
+    """The decompressed bytes without a copy (a pyarrow buffer over them)."""
+    return pa.py_buffer(out)
+
+
+def _damaged(out: bytearray, what: str) -> tuple[Content, str, str]:
     return (
-        b"".join(out),
+        _content_of(out),
         "damaged",
-        f"damaged gzip ({what}); only the {done:,} bytes before it can be read",
+        f"damaged gzip ({what}); only the {len(out):,} bytes before it can be read",
     )
 
 
-def _cut(out: list[bytes], raw: bytes) -> tuple[bytes, str, str]:
-    done = sum(len(piece) for piece in out)
+def _cut(out: bytearray, raw: bytes) -> tuple[Content, str, str]:
     return (
-        b"".join(out),
+        _content_of(out),
         "truncated",
         f"gzip stream ends early after {len(raw):,} bytes (still being written, or cut); "
-        f"{done:,} bytes read so far",
+        f"{len(out):,} bytes read so far",
+    )
+
+
+def _limited(out: bytearray, raw: bytes, cap: int, limit: GzipLimit) -> tuple[Content, str, str]:
+    return (
+        _content_of(out),
+        "limited",
+        f"gzip expands past its limit of {cap:,} bytes ({limit.ratio:g} times its "
+        f"{len(raw):,} compressed bytes, at least {limit.free_bytes >> 20} MiB); only the lines "
+        "before the limit land (a gzip bomb? if not, raise the limit with --gzip-max-ratio "
+        "or OBS_GZIP_MAX_RATIO and ingest again)",
     )
 
 
@@ -226,6 +291,18 @@ class Record:
     error: str | None = None  # why it could not even be parsed
     numeric: frozenset[str] = frozenset()  # a typed source's numeric columns
     size: int = 0  # the line's length in the source (JSON lines), for batching by bytes
+    text: str | bytes = ""  # the line as written (JSON lines), for a reject's raw text
+
+    def as_written(self) -> str:
+        """The row's raw text for ``_rejects``: the line as written, else the value rendered."""
+        if self.raw:
+            return self.raw
+        if self.text:
+            line = self.text
+            return raw_text(
+                line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line
+            )
+        return raw_of(self.value)
 
 
 class RowError(ValueError):
@@ -277,13 +354,111 @@ def parse_json_line(line: bytes) -> Any:
     return _parse_text(text, SURROGATE_ESCAPE.search(line) is not None)
 
 
+# Arrays and objects may nest this deep in one value; deeper is a reject. Python's
+# parser and every recursive step after it would otherwise run out of stack.
+MAX_DEPTH = 200
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_BRACKET = re.compile(r"[\[\]{}]")
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+
+
+def json_depth(text: str) -> int:
+    """How deep arrays and objects nest in JSON ``text`` (brackets in strings do not count)."""
+    depth = deepest = 0
+    for match in _BRACKET.finditer(_STRING.sub("", text)):
+        if match.group() in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
+def check_depth(text: str) -> None:
+    """RowError when ``text`` nests deeper than MAX_DEPTH (counted only past that many brackets)."""
+    if _deep(text):
+        raise RowError(too_deep())
+
+
+def too_deep() -> str:
+    return f"nested more than {MAX_DEPTH} deep (arrays and objects; flatten the value)"
+
+
+class TooDeep(ValueError):
+    """A JSON value nested deeper than MAX_DEPTH."""
+
+
+# What ``loads_cut`` puts where a value nested too deep was.
+CUT_TOO_DEEP = "\x00obs: nested too deep"
+
+
+def _deep(text: str | bytes) -> bool:
+    if isinstance(text, bytes):
+        if text.count(b"[") + text.count(b"{") <= MAX_DEPTH:
+            return False
+        return json_depth(text.decode("utf-8", "replace")) > MAX_DEPTH
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return False
+    return json_depth(text) > MAX_DEPTH
+
+
+def loads(text: str | bytes) -> Any:
+    """``json.loads``, refusing a value nested deeper than MAX_DEPTH (TooDeep, a ValueError)."""
+    if _deep(text):
+        raise TooDeep(too_deep())
+    try:
+        return json.loads(text)
+    except RecursionError as exc:
+        raise TooDeep(too_deep()) from exc
+
+
+def loads_cut(text: str) -> Any:
+    """``json.loads`` of a document (a run export): every array or object that starts
+    deeper than MAX_DEPTH is replaced by the text CUT_TOO_DEEP, so the record holding
+    it can be rejected and the rest read (see ``holds_cut``)."""
+    if not _deep(text):
+        return loads(text)
+    pieces, depth, start, kept = [], 0, 0, 0
+    marker = json.dumps(CUT_TOO_DEEP)
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token[0] == '"':
+            continue
+        if token in "[{":
+            depth += 1
+            if depth == MAX_DEPTH + 1:
+                start = match.start()
+        else:
+            if depth == MAX_DEPTH + 1:
+                pieces += [text[kept:start], marker]
+                kept = match.end()
+            depth -= 1
+    pieces.append(text[kept:])
+    try:
+        return json.loads("".join(pieces))
+    except RecursionError as exc:  # brackets that never close
+        raise TooDeep(too_deep()) from exc
+
+
+def holds_cut(value: Any) -> bool:
+    """Whether a value read by ``loads_cut`` lost a part nested too deep."""
+    if isinstance(value, dict):
+        return any(holds_cut(v) for v in value.values())
+    if isinstance(value, list):
+        return any(holds_cut(v) for v in value)
+    return value == CUT_TOO_DEEP
+
+
 def _parse_text(text: str, may_hold_surrogates: bool) -> Any:
     if text.startswith(BOM):
         text = text[1:]
+    check_depth(text)
     try:
         value = _DECODER.decode(text)
     except RowError:
         raise
+    except RecursionError as exc:
+        raise RowError(too_deep()) from exc
     except ValueError as exc:
         raise RowError(f"malformed JSON: {str(exc).splitlines()[0]}") from exc
     if may_hold_surrogates:
@@ -323,7 +498,7 @@ def json_records(content: Content, start: int, end: int, first_line: int) -> Ite
             raw = line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line
             yield Record(number, raw_text(raw), error=exc.reason, size=len(stripped))
             continue
-        yield Record(number, "", value, size=len(stripped))
+        yield Record(number, "", value, size=len(stripped), text=stripped)
 
 
 def parquet_records(content: Content, path: Path, batch_rows: int) -> Iterator[list[Record]]:

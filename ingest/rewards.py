@@ -10,7 +10,6 @@ rest of the file lands.
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -20,6 +19,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from obs.ingest.errors import IngestError
+from obs.ingest.readers import loads
 
 RewardFunction = Callable[[dict[str, Any]], float]
 
@@ -71,7 +71,7 @@ def gsm8k_ground_truth(row: dict[str, Any]) -> Decimal | None:
     model = row.get("reward_model")
     if isinstance(model, str):
         try:
-            model = json.loads(model)
+            model = loads(model)
         except ValueError:
             model = None
     if isinstance(model, dict) and model.get("ground_truth") is not None:

@@ -9,7 +9,6 @@ folder's traces (``traces.py``), or one rollout table. The builder
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +17,7 @@ from obs.ingest import lake as lake_files
 from obs.ingest import traces
 from obs.ingest.errors import IngestError
 from obs.ingest.landing import SourceFile
+from obs.ingest.readers import loads
 
 # File names, each with what wrote it and the run suffix its rows land under.
 PATTERNS: list[tuple[re.Pattern[str], str, str, str]] = [
@@ -67,12 +67,23 @@ def plan_rollouts(
     iterations: Sequence[int] | None = None,
     iteration: int | None = None,
     hints: bool = True,
+    passed_over: list[tuple[Path, str]] | None = None,
 ) -> list[SourceFile]:
     """The files ``obs ingest rollouts PATH`` lands, in iteration order. With ``hints``,
-    an error for a tracker's files names the command that lands them."""
+    an error for a tracker's files names the command that lands them.
+
+    A folder's entries that are not read are added to ``passed_over`` with the
+    reason: a link that leads out of the folder, a dangling link or a loop, and
+    anything that is no regular file (a FIFO would block the read).
+    """
     lake_files.check_run_id(run_id)
     if not path.exists():
         raise IngestError(f"{path}: no such file or folder; pass a dump folder or a rollout table")
+    if not path.is_file() and not path.is_dir():
+        raise IngestError(
+            f"{path}: not a regular file or a folder (a FIFO, socket or device); "
+            "pass a dump folder or a rollout table file"
+        )
     wanted = set(iterations) if iterations else None
     if path.is_file():
         if wanted is not None:
@@ -113,7 +124,12 @@ def plan_rollouts(
     for folder in folders:
         for child in folder.iterdir():
             matched = match_name(child.name)
-            if not matched or not child.is_file():
+            if not matched:
+                continue
+            why = _not_read(child, folder)
+            if why is not None:
+                if passed_over is not None:
+                    passed_over.append((child, why))
                 continue
             fmt, reader, suffix, number = matched
             if wanted is not None and number not in wanted:
@@ -137,13 +153,31 @@ def plan_rollouts(
     return [source for _, _, source in found]
 
 
+def _not_read(child: Path, folder: Path) -> str | None:
+    """Why a folder's entry is not read (None: it is a regular file to read)."""
+    if child.is_symlink():
+        try:
+            target = child.resolve(strict=True)
+        except FileNotFoundError:
+            return "a dangling link (its target does not exist); not read"
+        except (RuntimeError, OSError):
+            return "a link that loops; not read"
+        if not target.is_relative_to(folder.resolve()):
+            return f"a link to {target}, outside the folder; not followed"
+    if child.is_dir():
+        return "a folder, not a dump file; not read"
+    if not child.is_file():
+        return "not a regular file (a FIFO, socket or device); not read"
+    return None
+
+
 def _json_lines(path: Path) -> bool:
     """Whether the file's first line is a whole JSON object (JSON lines), as a rollout
     table's is; a pretty-printed JSON document's is not."""
     try:
         with path.open("rb") as handle:
             first = handle.readline(1 << 20).strip()
-        return isinstance(json.loads(first), dict)
+        return isinstance(loads(first), dict)
     except (OSError, ValueError):
         return False
 

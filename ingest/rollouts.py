@@ -54,7 +54,7 @@ from obs.ingest.landing import (
     land,
 )
 from obs.ingest.numbering import Numbering
-from obs.ingest.readers import Record, RowError, finite_json, raw_of
+from obs.ingest.readers import GzipLimit, Record, RowError, finite_json
 from obs.ingest.rollout_plan import default_run_id, plan_rollouts
 from obs.ingest.rollout_values import (
     as_double,
@@ -209,7 +209,7 @@ class RolloutBuilder:
                 rejects.append(Reject(record.line, record.error, record.raw))
             elif not isinstance(record.value, dict):
                 reason = f"not a JSON object ({kind_of(record.value)})"
-                rejects.append(Reject(record.line, reason, record.raw or raw_of(record.value)))
+                rejects.append(Reject(record.line, reason, record.as_written()))
             else:
                 good.append(record)
         if source.format == "traces":
@@ -229,7 +229,7 @@ class RolloutBuilder:
             try:
                 row = self._row(source, record.value, path, record.line, record.numeric)
             except RowError as exc:
-                raw = record.raw or raw_of(record.value)
+                raw = record.as_written()
                 rejects.append(Reject(record.line, exc.reason, raw, exc.fixable_by, exc.whole_file))
                 continue
             rows.append(row)
@@ -252,7 +252,7 @@ class RolloutBuilder:
                 found = traces.rollouts_of(record.value, subset)
                 iteration = self._trace_iteration(source, found[0].step)
             except RowError as exc:
-                raw = record.raw or raw_of(record.value)
+                raw = record.as_written()
                 rejects.append(Reject(record.line, exc.reason, raw, exc.fixable_by))
                 continue
             if self.tokenizer is not None:
@@ -301,7 +301,7 @@ class RolloutBuilder:
         kept = []
         for record, outcome in zip(records, scored, strict=True):
             if outcome.error is not None:
-                rejects.append(Reject(record.line, outcome.error, raw_of(record.value)))
+                rejects.append(Reject(record.line, outcome.error, record.as_written()))
                 continue
             row = record.value
             for name in SCORE_FIELDS:
@@ -699,6 +699,7 @@ def ingest_rollouts(
     on_file: Callable[[FileResult], None] | None = None,
     workers: int | None = None,
     reward_weights: dict[str, float] | None = None,
+    gzip_limit: GzipLimit | None = None,
 ) -> IngestResult:
     """Land every rollout file under ``path``; see the module docstring.
 
@@ -706,7 +707,8 @@ def ingest_rollouts(
     4, for calls of 16 MiB or more; 1 reads in this process). ``reward_weights``:
     each reward function's weight in the total the trainer optimised, kept on
     every rollout that has per-function rewards (``extra.reward_weights``) and
-    used for a TRL completion's score (default 1 each).
+    used for a TRL completion's score (default 1 each). ``gzip_limit``: how far
+    a ``.gz`` file may expand before it is cut (default ``GzipLimit()``).
     """
     run = lake_files.check_run_id(run_id) if run_id is not None else default_run_id(path)
     if reward is not None:
@@ -721,7 +723,10 @@ def ingest_rollouts(
         tokenizer=tokenizer,
         reward_weights=tuple(sorted((reward_weights or {}).items())),
     )
-    plan = plan_rollouts(path, run, iterations=iterations, iteration=iteration)
+    passed_over: list[tuple[Path, str]] = []
+    plan = plan_rollouts(
+        path, run, iterations=iterations, iteration=iteration, passed_over=passed_over
+    )
     if reward_weights and any(source.format == "traces" for source in plan):
         raise IngestError(
             f"{path}: --reward-weights weights rows that carry none; prime-rl traces carry "
@@ -732,6 +737,16 @@ def ingest_rollouts(
             f"{path}: --reward scores rows that carry no reward; prime-rl traces carry "
             "their own (ingest them without --reward)"
         )
-    return land(
-        plan, RolloutFactory(options), lake, strict=strict, on_file=on_file, workers=workers
+    result = land(
+        plan,
+        RolloutFactory(options),
+        lake,
+        strict=strict,
+        on_file=on_file,
+        workers=workers,
+        gzip_limit=gzip_limit,
     )
+    # Entries of the folder not read: each a line of its own, the rest of the call landed.
+    for entry, why in passed_over:
+        result.files.append(FileResult(entry, run, status="passed over", note=why))
+    return result

@@ -68,9 +68,12 @@ SKIPPED = frozenset(
         "changed",
         "damaged",
         "unreadable",
+        "passed over",  # a folder's link out of it, a dangling link, a FIFO: not read
     }
 )
-PROBLEMS = frozenset({"rewritten", "refused", "retry", "changed", "damaged", "unreadable"})
+PROBLEMS = frozenset(
+    {"rewritten", "refused", "retry", "changed", "damaged", "unreadable", "passed over"}
+)
 
 
 @dataclass

@@ -129,6 +129,16 @@ def _reward_weights(value: str | None) -> dict[str, float] | None:
     "TRL completion's score is the weighted sum (default: weights from the run's config, "
     "else fitted from its logged total, else 1).",
 )
+@click.option(
+    "--gzip-max-ratio",
+    "gzip_max_ratio",
+    type=click.FloatRange(min=1),
+    default=50,
+    show_default=True,
+    envvar="OBS_GZIP_MAX_RATIO",
+    help="A .gz file may expand to this many times its size past its first 64 MiB; one that "
+    "would expand further (a gzip bomb) lands its lines up to there (env OBS_GZIP_MAX_RATIO).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 @quiet_option
 @pass_settings
@@ -142,6 +152,7 @@ def rollouts(
     reward: str | None,
     tokenizer: Path | None,
     reward_weights: dict[str, float] | None,
+    gzip_max_ratio: float,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -166,6 +177,7 @@ def rollouts(
       obs ingest rollouts unscored.parquet --iteration 0 --reward gsm8k
       obs ingest rollouts out/completions --run trl-math --reward-weights fmt=1,check=0
     """
+    from obs.ingest.readers import GzipLimit
     from obs.ingest.rollout_plan import default_run_id
     from obs.ingest.rollouts import ingest_rollouts
 
@@ -187,6 +199,7 @@ def rollouts(
             strict=strict,
             on_file=tick,  # type: ignore[arg-type]
             reward_weights=reward_weights,
+            gzip_limit=GzipLimit(ratio=gzip_max_ratio),
         )
     unchanged = sum(1 for f in result.files if f.status == "unchanged")
     others = result.files_skipped - unchanged
@@ -212,6 +225,12 @@ def rollouts(
     retry = next((f for f in result.files if f.status == "retry"), None)
     if result.rows_landed == 0 and retry is not None:
         raise click.ClickException(f"{retry.source}: {retry.note}")
+    unreadable = [f for f in result.files if f.status == "unreadable"]
+    read_something = any(f.status == "unchanged" or f.rows_landed for f in result.files)
+    if unreadable and not read_something and not result.rows_rejected:
+        first = unreadable[0]
+        more = f" (and {_plural(len(unreadable) - 1, 'other file')})" if len(unreadable) > 1 else ""
+        raise click.ClickException(f"{first.source}: {first.note}{more}")
     if result.rows_landed == 0 and result.rows_rejected > 0:
         raise click.ClickException(
             f"{path}: no row could be read ({_plural(result.rows_rejected, 'row')} rejected); "
@@ -250,8 +269,8 @@ def _report(
         sys.stdout.flush()
         return
     unreadable = [f for f in result.files if f.status == "unreadable"]
-    # (a source that is all there was to read is the command's error line)
-    only_unreadable = bool(unreadable) and len(unreadable) == len(result.files)
+    # (a lone source that could not be read is the command's error line)
+    only_unreadable = len(unreadable) == 1 and len(result.files) == 1
     if not quiet and not only_unreadable:
         for file in result.files:
             if file.note and (file.status != "unchanged" or "as far as" in file.note):

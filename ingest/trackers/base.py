@@ -31,7 +31,6 @@ rows land together or not at all (``schema.RECORD_KEYS``).
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import os
 import re
@@ -43,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from obs.core.identity import is_run_id
+from obs.ingest.readers import TooDeep, loads
 
 MAX_STEP = 2**63 - 1
 SURROGATE = re.compile("[\ud800-\udfff]")
@@ -297,7 +297,9 @@ def load_json_file(path: Path, may_be_cut: bool) -> tuple[Any, str | None, str]:
         return None, f"not valid UTF-8 text: byte {exc.start + 1}", raw.decode("utf-8", "replace")
     text = text.removeprefix("\ufeff")
     try:
-        return json.loads(text), None, text
+        return loads(text), None, text
+    except TooDeep as exc:
+        return None, str(exc), text
     except ValueError as exc:
         body = text.strip()
         if may_be_cut and (not body or (body.startswith("{") and not body.endswith("}"))):

@@ -22,14 +22,13 @@ and are not picked up from a folder.
 
 from __future__ import annotations
 
-import json
 import math
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from obs.ingest.errors import IngestError
-from obs.ingest.readers import parse_json_line, raw_text
+from obs.ingest.readers import loads, parse_json_line, raw_text
 from obs.ingest.trackers.base import RunHistory, as_step, relative_name, safe_run_id, utc
 
 FORMATS = {"jsonl": "JSON-lines metric log (verl file logger, flat metrics.jsonl, prime-rl)"}
@@ -62,7 +61,7 @@ def _is_log(path: Path) -> bool:
     if not first.endswith(b"\n"):
         return False
     try:
-        record = json.loads(first)
+        record = loads(first)
     except ValueError:
         return False
     if not isinstance(record, dict) or ROLLOUT_KEYS & record.keys():

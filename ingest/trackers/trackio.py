@@ -69,7 +69,6 @@ Trackio id>`` appended, so ids do not change as the project grows.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import sqlite3
@@ -80,6 +79,7 @@ from pathlib import Path
 from typing import Any
 
 from obs.ingest.errors import IngestError
+from obs.ingest.readers import loads
 from obs.ingest.trackers.base import RunHistory, as_step, media_kind, safe_run_id, utc
 
 FORMAT = "trackio"
@@ -359,7 +359,7 @@ def _add_row(
         history.reject(origin, row_id, f"step {step!r} is not a non-negative integer", raw)
         return
     try:
-        values = json.loads(text)
+        values = loads(text)
     except ValueError as exc:
         history.reject(origin, row_id, f"metrics is not valid JSON ({exc})", raw)
         return
@@ -392,7 +392,7 @@ def _value(value: Any, history: RunHistory) -> Any:
 def _configure(history: RunHistory, payload: Any, created: Any) -> None:
     """The run's config row: the user's config, and what Trackio adds to it."""
     try:
-        config = json.loads(_text(payload))
+        config = loads(_text(payload))
     except ValueError as exc:
         history.notes.append(f"the config of run {history.name!r} is not valid JSON ({exc})")
         return

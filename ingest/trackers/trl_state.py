@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from obs.ingest.errors import IngestError
+from obs.ingest.readers import TooDeep, loads
 from obs.ingest.trackers.base import RunHistory, as_step, relative_name, safe_run_id
 
 FORMATS = {"trl": "TRL / Hugging Face Trainer trainer_state.json (log_history)"}
@@ -80,9 +81,11 @@ def _order(origin: Path) -> tuple[str, int]:
 
 def read(fmt: str, origin: Path, root: Path) -> list[RunHistory]:
     try:
-        state = json.loads(origin.read_bytes())
+        state = loads(origin.read_bytes())
     except (OSError, UnicodeDecodeError) as exc:
         raise IngestError(f"{origin}: cannot be read ({exc})") from exc
+    except TooDeep as exc:
+        raise IngestError(f"{origin}: {exc}") from exc
     except json.JSONDecodeError as exc:
         raise IngestError(
             f"{origin}: is not complete JSON ({exc.msg} at line {exc.lineno}); if the trainer "

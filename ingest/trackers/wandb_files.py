@@ -33,6 +33,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from obs.ingest.errors import IngestError
+from obs.ingest.readers import TooDeep, holds_cut, loads, loads_cut, too_deep
 from obs.ingest.trackers.base import RunHistory, as_step, safe_run_id, unwrap_config, utc
 
 FORMATS: dict[str, str] = {
@@ -151,7 +152,7 @@ def _is_export(file: Path) -> bool:
         return False
     if size <= SNIFF_PARSE_LIMIT:
         try:
-            return _looks_like_export(json.loads(text))
+            return _looks_like_export(loads(text))
         except ValueError:
             pass  # an export still being written is found, so reading it can say so
     return _head_looks_like_export(text)
@@ -281,7 +282,7 @@ def _load_yaml(file: Path) -> Any:
 
 
 def _load_json(file: Path) -> Any:
-    return json.loads(file.read_text(encoding="utf-8"))
+    return loads(file.read_text(encoding="utf-8"))
 
 
 def _without_wandb(mapping: dict[str, Any]) -> dict[str, Any]:
@@ -409,7 +410,7 @@ class _RunLog:
         for item in items:
             path = _item_path(item)
             try:
-                value = json.loads(item.value_json)
+                value = loads(item.value_json)
             except ValueError:
                 self.history.reject(
                     self.log,
@@ -518,7 +519,9 @@ def _load_export(origin: Path) -> dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise IngestError(f"{origin}: is not UTF-8 text; export the run again") from exc
     try:
-        data = json.loads(text)
+        data = loads_cut(text)
+    except TooDeep as exc:
+        raise IngestError(f"{origin}: {exc}") from exc
     except json.JSONDecodeError as exc:
         raise IngestError(
             f"{origin}: is not complete JSON (still being written?) ({exc.msg} at line "
@@ -560,6 +563,9 @@ def _export_history(history: RunHistory, rows: Any, origin: Path) -> dict[int, f
     for index, row in enumerate(rows):
         if not isinstance(row, dict):
             history.reject(origin, index + 1, "history row is not an object", _dump(row))
+            continue
+        if holds_cut(row):
+            history.reject(origin, index + 1, too_deep(), _dump(row))
             continue
         step = as_step(row[STEP_KEY]) if STEP_KEY in row else index
         if step is None:
