@@ -328,3 +328,33 @@ def test_sql_still_reads_marts_and_the_lake_views(built: dict[str, Path]) -> Non
         ]
     )
     assert out.stdout == "i\n2\n"
+
+
+def test_serve_reward_function_names_are_marked_in_the_rewards_note(tmp_path: Path) -> None:
+    monitor = tmp_path / "monitor"
+    monitor.mkdir()
+    for step in range(1, 4):
+        record = {
+            "step": step,
+            "timestamp": 1_700_000_000 + step,
+            "metrics": {"mean_reward": 0.5},
+            "reward_scores": {f"fmt{RLO}evil": [0.5, 1.0], "correct": [0.0, float(step % 2)]},
+        }
+        (monitor / f"step_{step:06d}.json").write_text(json.dumps(record))
+    lake, warehouse = tmp_path / "lake", tmp_path / "obs.duckdb"
+    settings = ["--lake", lake, "--warehouse", warehouse]
+    run_cli([*settings, "ingest", "monitoring", monitor, "--run", "m1", "-q"])
+    run_cli([*settings, "build", "--quiet"])
+    with _server(lake, warehouse, tmp_path / "serve.log") as (base, _process):
+        port = int(base.rsplit(":", 1)[1])
+        status, page = _request(port, "/runs/m1/rewards", "127.0.0.1")
+    assert status == 200
+    notes = re.findall(r'<p class="line">(The reward on these tabs is R.*?)</p>', page, re.S)
+    assert notes, page[:2000]
+    assert RLO not in notes[0]
+    assert (
+        'fmt<span class="ctl" title="right-to-left override">\u27e8U+202E\u27e9</span>evil'
+        in notes[0]
+    )
+    for figure in _figures(page):
+        assert RLO not in json.dumps(json.loads(figure), ensure_ascii=False)
