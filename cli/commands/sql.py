@@ -15,7 +15,14 @@ from pathlib import Path
 import click
 import duckdb
 from obs.cli.errors import friendly_errors
-from obs.cli.options import Settings, format_option, marts_of, pass_settings, read_target_option
+from obs.cli.options import (
+    Settings,
+    echo,
+    format_option,
+    marts_of,
+    pass_settings,
+    read_target_option,
+)
 from obs.core.places import no_warehouse
 from obs.reports.warehouse import connect
 
@@ -112,7 +119,7 @@ def sql(settings: Settings, query: str | None, output_format: str, target: str) 
         if relation is None:
             return
         if output_format == "table":
-            click.echo(str(relation).rstrip("\n"))
+            echo(str(relation).rstrip("\n"))  # DuckDB escapes C0 controls; echo the rest
             return
         names = relation.columns
         rows = relation.fetchall()

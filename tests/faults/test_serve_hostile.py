@@ -358,3 +358,11 @@ def test_serve_reward_function_names_are_marked_in_the_rewards_note(tmp_path: Pa
     )
     for figure in _figures(page):
         assert RLO not in json.dumps(json.loads(figure), ensure_ascii=False)
+
+
+def test_sql_table_output_escapes_control_characters(built: dict[str, Path]) -> None:
+    settings = ["--lake", built["lake"], "--warehouse", built["warehouse"]]
+    query = "select distinct prompt from stg_rollouts where prompt like 'nasty%'"
+    out = run_cli([*settings, "sql", query]).stdout
+    assert "nasty" in out and "\x1b" not in out and "\x07" not in out and RLO not in out
+    assert "\\u202eevil" in out
