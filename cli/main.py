@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 from obs.cli.options import Settings
 from obs.core.places import DEFAULT_LAKE, DEFAULT_WAREHOUSE
+from obs.core.text import console_line
 
 # Each command's module is imported only when that command runs: `obs build`
 # need not load the ingest readers, nor `obs ingest` the dashboards.
@@ -57,6 +58,15 @@ class LazyGroup(click.Group):
             hint = f"; did you mean `obs {close[0]}`?" if close else "; see `obs --help`"
             raise click.UsageError(f"no command {name!r}{hint}", ctx)
         return super().resolve_command(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> object:
+        """Every error line is one line of plain text: a path or a name holding a newline
+        or an escape sequence is written with escapes (``obs.core.text.console_line``)."""
+        try:
+            return super().invoke(ctx)
+        except click.ClickException as exc:
+            exc.message = console_line(exc.message)  # type: ignore[misc]
+            raise
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from obs.core.text import console_text
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -47,8 +48,15 @@ def format_option(*choices: str, default: str) -> Callable[[F], F]:
     return decorate
 
 
+def echo(message: object = "", nl: bool = True, err: bool = False) -> None:
+    """What every console writer prints through: text from a source (prompts, configs,
+    names, paths) with its control characters escaped (``obs.core.text.console_text``),
+    so an ESC, BEL or NUL in a prompt never reaches the terminal raw."""
+    click.echo(console_text(message), nl=nl, err=err)
+
+
 def echo_err(message: str, nl: bool = True) -> None:
-    click.echo(message, err=True, nl=nl)
+    echo(message, err=True, nl=nl)
 
 
 @contextmanager

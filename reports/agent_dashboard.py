@@ -28,6 +28,7 @@ import duckdb
 import pandas as pd
 import plotly.graph_objects as go
 from markupsafe import Markup
+from obs.core.text import json_in_html
 from obs.reports.charts import AGENT, CHARTS, EVALS, GROUPS, TURNS, ChartData, charts_of, queries_of
 from obs.reports.figures.agent import (
     ADVANTAGE_ORIGINS,
@@ -317,7 +318,7 @@ def _note_block(title: str, text: str) -> dict[str, Any]:
 
 def _json(value: Any) -> Markup:
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return Markup(text.replace("</", "<\\/"))
+    return Markup(json_in_html(text))
 
 
 def _group_block(run: AgentRun) -> dict[str, Any]:

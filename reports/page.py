@@ -23,6 +23,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
+from obs.core.text import json_in_html, marked_strings
 from obs.reports.errors import ReportError
 from obs.reports.figures.agent import ADVANTAGE_ORIGINS
 from obs.reports.figures.base import THEME
@@ -66,7 +67,7 @@ def environment() -> Environment:
 def _theme_json() -> Markup:
     """The charts' Plotly template as JSON, embedded once per page (see figures.base.THEME)."""
     template = pio.templates[THEME].to_plotly_json()
-    return Markup(json.dumps(template, separators=(",", ":")).replace("</", "<\\/"))
+    return Markup(json_in_html(json.dumps(template, separators=(",", ":"))))
 
 
 def query_text(name: str) -> str:
@@ -97,8 +98,10 @@ def embed(figure: go.Figure) -> Markup:
     # Plotly stores its default template in every figure; the page applies the
     # dashboards' own once instead (figures.base.THEME), and leaving it out saves 7 kB a chart.
     content["layout"].pop("template", None)
-    text = pio.to_json(content, validate=False)
-    return Markup(text.replace("</", "<\\/"))
+    # Titles, ticks and hover text show control characters and bidirectional controls
+    # as marks, as the rest of a page does (obs.core.text).
+    text = pio.to_json(marked_strings(content), validate=False)
+    return Markup(json_in_html(text))
 
 
 def chart_block(chart: Chart, figure: go.Figure, div_id: str, **more: Any) -> dict[str, Any]:

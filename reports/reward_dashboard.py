@@ -23,6 +23,7 @@ import duckdb
 import pandas as pd
 import plotly.graph_objects as go
 from markupsafe import Markup
+from obs.core.text import json_in_html
 from obs.reports.charts import (
     RAW_DATA,
     REWARD_QUALITY,
@@ -275,7 +276,7 @@ def _raw_block(run: RewardRun) -> dict[str, Any]:
         "title": "Raw data: the reward statistics of every step",
         "use_for": RAW_USE_FOR,
         "columns": [column for column, _ in RAW_COLUMNS],
-        "rows": Markup(rows.replace("</", "<\\/")),
+        "rows": Markup(json_in_html(rows)),
         "page_size": RAW_PAGE,
         "note": note,
     }

@@ -19,6 +19,7 @@ from pathlib import Path
 from obs.core.lake_layout import run_folder
 from obs.core.places import empty_lake
 from obs.runner import build_state
+from obs.runner.claim import claiming
 from obs.runner.dbt import Dbt, project_dir
 from obs.runner.errors import DbtError
 
@@ -106,6 +107,15 @@ def build(
     and on any target other than DuckDB (the executor runs DuckDB only).
     ``dbt_log``: dbt's own log on stdout when it builds (else its errors only).
     """
+    if dbt.target != "duckdb":
+        return _build(dbt, dbt_args, unit_tests, dbt_log)
+    # Readers that honour the claim (obs serve's pages) wait for this build, so a
+    # steady stream of them cannot keep it from the file (obs.runner.claim).
+    with claiming(dbt.built_warehouse):
+        return _build(dbt, dbt_args, unit_tests, dbt_log)
+
+
+def _build(dbt: Dbt, dbt_args: Sequence[str], unit_tests: bool, dbt_log: bool) -> BuildSummary:
     started = time.perf_counter()
     if not unit_tests and dbt.target == "duckdb":
         from obs.runner.engine import build_with_plan

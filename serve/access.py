@@ -7,8 +7,10 @@ warehouse open:
 * a page opens it read-only, runs its queries and closes it (``Access.read``).
   If a build in another process (``obs build``, ``obs watch``) holds the file,
   the page waits for the build to end, retrying every 50 ms (up to
-  ``WAIT_SECONDS``): it never sees a half-built state, and a build waits for
-  a page at most the moment its queries take (the build's own wait);
+  ``WAIT_SECONDS``): it never sees a half-built state. A build claims the
+  warehouse before it waits for readers (``obs.runner.claim``), and a page
+  does not open the file while it is claimed, so a build waits at most for
+  the pages already drawing, however many keep coming;
 * while the server follows a run itself, its rounds build in this process:
   a round takes the ``Gate`` for writing (it waits for the pages being
   drawn, and pages wait for it), so here too a page sees the warehouse
@@ -32,10 +34,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from obs.core.places import no_warehouse
+from obs.runner.claim import claimed
 from obs.serve.errors import ServeError
 
 T = TypeVar("T")
 
+STOPPING = "obs serve is stopping; start it again to see this page"
 WAIT_SECONDS = 60.0  # a page waits this long for another process's build
 RETRY_SECONDS = 0.05
 
@@ -88,16 +92,31 @@ class Access:
         # While following: the version the last round published (None: read the files).
         self._published: str | None = None
         self._listeners: list[Callable[[], None]] = []
+        # Set when the server stops: waiting pages give up, running queries are interrupted.
+        self.stopping = threading.Event()
+        self._open_connections: set[Any] = set()
+        self._connections_lock = threading.Lock()
 
     def _open(self) -> Any:
         import duckdb
 
         deadline = time.monotonic() + WAIT_SECONDS
         while True:
+            if self.stopping.is_set():
+                raise ServeError(STOPPING)
             if not self.warehouse.exists():
                 raise ServeError(
                     no_warehouse(self.warehouse, "run `obs build` (or `obs demo`) first")
                 )
+            if claimed(self.warehouse):
+                # a build is waiting for the file or writing it: let it have it first
+                if time.monotonic() > deadline:
+                    raise ServeError(
+                        f"{self.warehouse}: a build has held it for {WAIT_SECONDS:.0f} s; "
+                        "this page loads again by itself when it ends"
+                    )
+                time.sleep(RETRY_SECONDS)
+                continue
             try:
                 return duckdb.connect(str(self.warehouse), read_only=True)
             except duckdb.IOException as exc:
@@ -106,13 +125,34 @@ class Access:
             time.sleep(RETRY_SECONDS)
 
     def read(self, work: Callable[[Any], T]) -> T:
-        """``work(connection)`` on a read-only connection opened for it and closed after."""
+        """``work(connection)`` on a read-only connection opened for it and closed after.
+        Raises ServeError when the warehouse cannot be had, or the server stops."""
+        import duckdb
+
         with self.gate.reading():
             con = self._open()
+            with self._connections_lock:
+                self._open_connections.add(con)
             try:
                 return work(con)
+            except duckdb.Error as exc:
+                if self.stopping.is_set():
+                    raise ServeError(STOPPING) from exc
+                raise
             finally:
+                with self._connections_lock:
+                    self._open_connections.discard(con)
                 con.close()
+
+    def stop(self) -> None:
+        """The server stops: pages waiting for the warehouse give up, and queries under
+        way are interrupted (each page then gets the one-line "stopping" page)."""
+        self.stopping.set()
+        with self._connections_lock:
+            running = list(self._open_connections)
+        for con in running:
+            with contextlib.suppress(Exception):
+                con.interrupt()
 
     def version(self) -> str:
         """Changes whenever the warehouse may have: a build elsewhere, or (while this

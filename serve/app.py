@@ -36,12 +36,14 @@ import anyio
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
 from obs.core.lake_layout import TIME_FOLDER, parse_time, run_folder
+from obs.core.text import CONTROL_PICTURES, MARKED, mark, marked
 from obs.reports import page as report_page
 from obs.reports.page import embed
 from obs.serve import dashboards, pages
 from obs.serve.access import Access
 from obs.serve.errors import ServeError
 from obs.serve.following import Following
+from obs.serve.guard import LOOPBACK_NAMES, HostCheck
 from obs.serve.plotly_bundle import (
     CARTESIAN,
     CARTESIAN_TRACES,
@@ -52,6 +54,7 @@ from obs.serve.plotly_bundle import (
 )
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import (
     HTMLResponse,
@@ -77,21 +80,12 @@ STATIC_TYPES = {".js": "text/javascript", ".css": "text/css"}
 # The Plotly script tag of a page with charts (templates/_plotly.html), which a page
 # drawing only cartesian traces swaps for the partial bundle's.
 PLOTLY_TAG = f'<script src="/static/{FULL}" defer>'
-# Control characters show as their Unicode pictures (U+2400...), tabs and newlines as they are.
-CONTROL_PICTURES = {c: chr(0x2400 + c) for c in range(32) if chr(c) not in "\n\t"} | {
-    0x7F: "\u2421"
-}
-# Shown as a mark (⟨U+202E⟩) instead of applied: the bidirectional controls (marks,
-# embeddings, overrides, isolates), which would reorder the text around them, and
-# the C1 control characters, which have no picture.
-MARKED = re.compile("[\u0080-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # How long an event stream sleeps between looks at the warehouse's files (another
 # process's build); a round of the followed run wakes it at once.
 EVENT_LOOK_SECONDS = 0.2
-
-
-def _mark(character: str) -> str:
-    return f"\u27e8U+{ord(character):04X}\u27e9"
+# The run statuses kept per warehouse version (runs the warehouse holds only).
+STATUS_RUNS = 256
+MAX_RUN_ID = 128  # the longest run id obs lands
 
 
 def shown(text: object) -> Markup:
@@ -102,7 +96,7 @@ def shown(text: object) -> Markup:
 
     def badge(match: re.Match[str]) -> str:
         name = unicodedata.name(match.group(), "control character")
-        return f'<span class="ctl" title="{name.lower()}">{_mark(match.group())}</span>'
+        return f'<span class="ctl" title="{name.lower()}">{mark(match.group())}</span>'
 
     return Markup(MARKED.sub(badge, escaped))
 
@@ -111,7 +105,7 @@ def shown_plain(text: object) -> str:
     """As ``shown``, for places that hold only text (an option of a list): the marks as
     plain text."""
     value = "" if text is None else str(text)
-    return MARKED.sub(lambda match: _mark(match.group()), value.translate(CONTROL_PICTURES))
+    return marked(value)
 
 
 def _count(value: object) -> str:
@@ -167,7 +161,9 @@ class Server:
     def __init__(self, access: Access, following: Following | None = None) -> None:
         self.access = access
         self.following = following
-        # The run status of one version (by run), computed once whatever the pages asking.
+        # The run status of one version (by run), computed once whatever the pages asking;
+        # only runs the warehouse holds, at most STATUS_RUNS of them (an unknown run's
+        # status is worked out each time: any text can be asked for).
         self._status: tuple[str, dict[str | None, dict[str, Any]]] = ("", {})
         # The event streams' wake-up: set (and replaced) on the event loop when a round
         # publishes or the server stops.
@@ -194,8 +190,13 @@ class Server:
 
     def close(self) -> None:
         """The server is stopping: every event stream ends now (an open page would
-        otherwise hold the shutdown until uvicorn's grace period runs out)."""
+        otherwise hold the shutdown until uvicorn's grace period runs out), pages
+        waiting for the warehouse or querying it get the one-line "stopping" page, and
+        the followed run starts no new round (the one under way finishes)."""
         self.closing.set()
+        self.access.stop()
+        if self.following is not None:
+            self.following.stopping.set()
         self.wake()
 
     # ------------------------------------------------------------------ rendering
@@ -451,11 +452,13 @@ class Server:
             self._status = (version, statuses)
         status = statuses.get(run_id)
         if status is None:
-            status = statuses[run_id] = self._run_status(run_id)
+            status = self._run_status(run_id)
+            if status and len(statuses) < STATUS_RUNS:
+                statuses[run_id] = status  # a run the warehouse holds
         return {"version": version, "now": time.time(), **status}
 
     def _run_status(self, run_id: str | None) -> dict[str, Any]:
-        if run_id is None:
+        if run_id is None or len(run_id) > MAX_RUN_ID:
             return {}
         try:
             found = self.access.read(lambda con: pages.run(con, run_id))
@@ -520,15 +523,39 @@ def _plotly_js() -> bytes:
     return get_plotlyjs().encode()
 
 
+WHOLE_NUMBER = re.compile(r"-?[0-9]{1,18}")
+
+
+class BadParameter(Exception):
+    """A query parameter the page cannot use: 400, with this line."""
+
+
 def _int_param(request: Request, name: str) -> int | None:
+    """A whole-number parameter, None when absent or empty; anything but ASCII digits
+    (``²``, ``①``, ``1.5``, ``abc``) is a BadParameter, never a guess."""
     text = request.query_params.get(name)
-    if text is None or not text.lstrip("-").isdigit() or len(text) > 18:
+    if text is None or text == "":
         return None
+    if WHOLE_NUMBER.fullmatch(text) is None:
+        shown = text.encode("unicode_escape").decode("ascii")[:40]
+        raise BadParameter(
+            f"?{name}={shown}: give a whole number written with the digits 0-9 (such as ?{name}=2)"
+        )
     return int(text)
 
 
-def create_app(access: Access, following: Following | None = None) -> Starlette:
-    """The app over ``access``; with ``following``, its rounds run while the app serves."""
+async def _bad_parameter(request: Request, exc: Exception) -> Response:
+    return PlainTextResponse(f"{exc}\n", status_code=400, headers=SECURITY_HEADERS)
+
+
+def create_app(
+    access: Access,
+    following: Following | None = None,
+    hosts: frozenset[str] = LOOPBACK_NAMES,
+) -> Starlette:
+    """The app over ``access``; with ``following``, its rounds run while the app serves.
+    ``hosts``: the names a request's Host may give (``obs.serve.guard``); any other
+    request gets 400."""
     server = Server(access, following)
 
     @contextlib.asynccontextmanager
@@ -561,7 +588,12 @@ def create_app(access: Access, following: Following | None = None) -> Starlette:
         Route("/static/{name}", server.static),
         Route("/favicon.ico", lambda request: Response(status_code=204)),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: missing})
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={404: missing, BadParameter: _bad_parameter},
+        middleware=[Middleware(HostCheck, allowed=hosts)],
+    )
     app.state.server = server
     return app
 

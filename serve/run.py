@@ -11,6 +11,7 @@ from obs.serve.access import Access
 from obs.serve.app import create_app
 from obs.serve.errors import ServeError
 from obs.serve.following import Following
+from obs.serve.guard import allowed_hosts
 from obs.serve.stopping import EarlyStop
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -91,6 +92,7 @@ def serve(
     following: Following | None = None,
     say: Callable[[str], None] = print,
     early: EarlyStop | None = None,
+    allow_hosts: tuple[str, ...] = (),
 ) -> None:
     """Serve until Ctrl-C or SIGTERM (the round under way finishes first), then return."""
     import uvicorn
@@ -104,7 +106,7 @@ def serve(
             f"warning: listening on {host}: anyone who can reach port {port} can read every "
             "prompt and response in this warehouse"
         )
-    app = create_app(access, following)
+    app = create_app(access, following, allowed_hosts(host, allow_hosts))
     config = uvicorn.Config(
         app,
         log_level="warning",

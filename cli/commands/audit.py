@@ -9,7 +9,7 @@ from typing import Any
 import click
 import duckdb
 from obs.cli.errors import friendly_errors
-from obs.cli.options import Settings, pass_settings
+from obs.cli.options import Settings, echo, pass_settings
 from obs.reports.errors import ReportError
 from obs.reports.resolve import (
     WITH_HISTORY,
@@ -159,10 +159,10 @@ def audit(settings: Settings, run: str, output_format: str) -> None:
             for r in found
         ]
         disagrees = any(m["disagrees"] for m in metrics)
-        click.echo(json.dumps({"run_id": run, "disagrees": disagrees, "metrics": metrics}))
+        echo(json.dumps({"run_id": run, "disagrees": disagrees, "metrics": metrics}))
     else:
         for line in _table(run, found):
-            click.echo(line)
+            echo(line)
         disagrees = any(r["disagrees"] for r in found)
     if disagrees:
         raise click.exceptions.Exit(1)

@@ -6,7 +6,7 @@ import time
 
 import click
 from obs.cli.errors import friendly_errors
-from obs.cli.options import Settings, echo_err, pass_settings
+from obs.cli.options import Settings, echo, echo_err, pass_settings
 from obs.runner.build import BuildFailed, BuildSummary, check_lake
 from obs.runner.build import build as build_what_changed
 from obs.runner.dbt import Dbt
@@ -130,4 +130,4 @@ def build(
         )
     else:
         echo_err(f"built with dbt in {time.perf_counter() - started:.1f} s")
-    click.echo(str(dbt.built_warehouse))
+    echo(str(dbt.built_warehouse))

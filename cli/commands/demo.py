@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 from obs.cli.commands.build import run_build
 from obs.cli.errors import friendly_errors
-from obs.cli.options import Settings, echo_err, pass_settings, quiet_option
+from obs.cli.options import Settings, echo, echo_err, pass_settings, quiet_option
 from obs.ingest.rollouts import ingest_rollouts
 from obs.reports.summary import format_summary, load_summary
 from obs.runner.dbt import Dbt
@@ -132,8 +132,8 @@ def demo(
     with friendly_errors(settings.debug):
         runs = load_summary(settings.warehouse, run_id)
         for run in runs:
-            click.echo(format_summary(run), nl=False)
-        click.echo(f"warehouse: {settings.warehouse}")
+            echo(format_summary(run), nl=False)
+        echo(f"warehouse: {settings.warehouse}")
         page = render_dashboard(load_dashboard(settings.warehouse, [run_id]), dashboard)
         from obs.reports.run_report import write_run_report
         from obs.reports.runs import analyze
@@ -141,7 +141,7 @@ def demo(
         analysis = analyze(settings.warehouse, run_id)
         found = next(s.data or [] for s in analysis.sections if s.title.startswith("Find"))
         serious = [f for f in found if f["severity"] != "info"]
-        click.echo(
+        echo(
             f"findings: {len(serious)} warning or critical, {len(found) - len(serious)} "
             f"informational (obs analyze {run_id}; obs findings --run {run_id})"
         )
@@ -154,6 +154,6 @@ def demo(
             load_agent_dashboard(settings.warehouse, [agent_run]),
             dashboard.with_name(f"agent_{agent_run}.html"),
         )
-    click.echo(f"dashboard: {page}")
-    click.echo(f"run report: {report}")
-    click.echo(f"agent dashboard: {agent_page} (obs show eval --run {agent_run})")
+    echo(f"dashboard: {page}")
+    echo(f"run report: {report}")
+    echo(f"agent dashboard: {agent_page} (obs show eval --run {agent_run})")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 from obs.cli.errors import friendly_errors
-from obs.cli.options import Settings, echo_err, pass_settings
+from obs.cli.options import Settings, echo, echo_err, pass_settings
 from obs.reports.exports import (
     CURRICULUM_MODES,
     STRATEGIES,
@@ -50,7 +50,7 @@ def buckets(
         result = export_buckets(settings.warehouse, run_id, strategy, output_dir, iteration)
     echo_err(analysis_summary(result))
     for path in result.files:
-        click.echo(str(path))
+        echo(str(path))
 
 
 def analysis_summary(result: BucketExport) -> str:
@@ -95,7 +95,7 @@ def curriculum(settings: Settings, run_id: str, out: Path, mode: str) -> None:
     with friendly_errors(settings.debug):
         result = export_curriculum(settings.warehouse, run_id, out, mode)
     echo_err(f"{result.prompts} prompts written ({result.dropped} dropped), mode {mode}")
-    click.echo(str(result.path))
+    echo(str(result.path))
 
 
 @export.command("run")
@@ -123,7 +123,7 @@ def run_export(settings: Settings, run: str, out: Path | None) -> None:
 
     with friendly_errors(settings.debug):
         result = export_run(settings.warehouse, run, out or Path(f"analysis_{run}.json"))
-    click.echo(json.dumps(result))
+    echo(json.dumps(result))
 
 
 @export.command("tensorboard")
@@ -171,4 +171,4 @@ def tensorboard(settings: Settings, run: str, logdir: Path, force: bool) -> None
         f"{result.steps} steps, {len(result.reward_functions)} reward functions) "
         f"written to {result.logdir}{replaced}"
     )
-    click.echo(str(result.path))
+    echo(str(result.path))

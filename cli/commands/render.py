@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 from obs.cli.errors import friendly_errors
-from obs.cli.options import Settings, echo_err, marts_of, pass_settings, read_target_option
+from obs.cli.options import Settings, echo, echo_err, marts_of, pass_settings, read_target_option
 
 DEFAULT_OUT = {
     "combined": Path("reports_out/dashboard.html"),
@@ -154,9 +154,9 @@ def render_dashboard_command(
             echo_err(note)
         if output_dir is not None:
             for path in render_chart_files(dashboard, output_dir, output_format, plotlyjs, charts):
-                click.echo(str(path))
+                echo(str(path))
             return
-        click.echo(str(render_dashboard(dashboard, out, plotlyjs)))
+        echo(str(render_dashboard(dashboard, out, plotlyjs)))
 
 
 def _render_page(
@@ -199,4 +199,4 @@ def _render_page(
         echo_err(reason.split(":")[0] + f": {settings.warehouse} (the page says why)")
     elif without:
         echo_err(f"no {what} for run {', '.join(without)}")
-    click.echo(str(path))
+    echo(str(path))

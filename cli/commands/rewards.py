@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 from obs.cli.errors import friendly_errors
-from obs.cli.options import Settings, echo_err, format_option, pass_settings
+from obs.cli.options import Settings, echo, echo_err, format_option, pass_settings
 
 LEVELS = ("info", "warning", "error", "critical")
 
@@ -35,9 +35,9 @@ def rewards(settings: Settings, run: str, output_format: str) -> None:
     with friendly_errors(settings.debug):
         analysis = load_rewards(settings.warehouse, run)
     if output_format == "json":
-        click.echo(rewards_json(analysis))
+        echo(rewards_json(analysis))
     else:
-        click.echo(rewards_text(analysis), nl=False)
+        echo(rewards_text(analysis), nl=False)
 
 
 @click.command()
@@ -89,9 +89,9 @@ def alerts(
         exc.exit_code = 2  # type: ignore[misc]
         raise
     if output_format == "json":
-        click.echo(alerts_json(selection))
+        echo(alerts_json(selection))
     else:
-        click.echo(alerts_text(selection), nl=False)
+        echo(alerts_text(selection), nl=False)
     if selection.critical:
         echo_err(f"{selection.critical} critical alert{'s' if selection.critical > 1 else ''}")
         click.get_current_context().exit(1)

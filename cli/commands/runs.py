@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 from obs.cli.errors import friendly_errors
-from obs.cli.options import Settings, echo_err, marts_of, pass_settings, read_target_option
+from obs.cli.options import Settings, echo, echo_err, marts_of, pass_settings, read_target_option
 
 
 def _format(*choices: str):  # type: ignore[no-untyped-def]
@@ -73,9 +73,9 @@ def runs(
             state=state,
             config=_pairs(configs, "--config"),
         )
-    click.echo(to_json(found) if output_format == "json" else runs_text(found), nl=False)
+    echo(to_json(found) if output_format == "json" else runs_text(found), nl=False)
     if output_format == "json":
-        click.echo()
+        echo()
 
 
 @click.command()
@@ -118,11 +118,11 @@ def analyze(
 
             write_run_report(warehouse, analysis, out)
     if output_format == "json":
-        click.echo(analysis_json(analysis))
+        echo(analysis_json(analysis))
     else:
-        click.echo(analysis_text(analysis, markdown=output_format == "markdown"), nl=False)
+        echo(analysis_text(analysis, markdown=output_format == "markdown"), nl=False)
     if out is not None:
-        click.echo(f"run report: {out}", err=True)
+        echo(f"run report: {out}", err=True)
 
 
 def _metrics_option(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> list:
@@ -216,9 +216,9 @@ def compare(
             raise click.UsageError("give at least two runs")
         result = load(warehouse, names, metrics or None, goals)
     notes = result.pop("notes")
-    click.echo(to_json(result) if output_format == "json" else compare_text(result), nl=False)
+    echo(to_json(result) if output_format == "json" else compare_text(result), nl=False)
     if output_format == "json":
-        click.echo()
+        echo()
     for note in notes:
         echo_err(note)
 
@@ -246,15 +246,15 @@ def findings(settings: Settings, run: str | None, severity: str | None, output_f
     with friendly_errors(settings.debug):
         found = load_findings(settings.warehouse, run, severity)
     if output_format == "json":
-        click.echo(to_json(found))
+        echo(to_json(found))
         return
     if not found:
-        click.echo("no findings")
+        echo("no findings")
         return
     current = None
     for finding in found:
         if finding["run_id"] != current:
             current = finding["run_id"]
-            click.echo(f"run {current}")
+            echo(f"run {current}")
         for line in full_finding_lines([finding], markdown=False):
-            click.echo(f"  {line}".rstrip())
+            echo(f"  {line}".rstrip())

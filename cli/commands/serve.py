@@ -36,6 +36,14 @@ from obs.cli.options import Settings, echo_err, pass_settings, run_id_callback
     show_default=True,
     help="Address to listen on; anything but 127.0.0.1 lets others read every prompt.",
 )
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Also answer requests whose Host is NAME (the machine's name or address, with "
+    "--host 0.0.0.0). Repeatable.",
+)
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True)
 @pass_settings
 def serve(
@@ -45,6 +53,7 @@ def serve(
     metrics: tuple[Path, ...],
     every: float,
     host: str,
+    allow_hosts: tuple[str, ...],
     port: int,
 ) -> None:
     """Serve the warehouse in the browser, read-only; with PATH, follow a run live.
@@ -59,6 +68,10 @@ def serve(
     a page's queries at most. With PATH (and --metrics), the server follows
     the run as obs watch does, printing the same line per round, and is the
     warehouse's writer (do not run obs watch beside it).
+
+    It answers only requests for 127.0.0.1, localhost, [::1], the --host
+    address and the --allow-host names: any other Host header (a web page
+    rebinding its name to this machine) gets 400.
 
     Ctrl-C or SIGTERM stops it after the round under way.
 
@@ -87,4 +100,12 @@ def serve(
             access, path, run_id=run_id, metrics=metrics, every=every, say=echo_err
         )
     with friendly_errors(settings.debug):
-        run_server(access, host=host, port=port, following=following, say=echo_err, early=early)
+        run_server(
+            access,
+            host=host,
+            port=port,
+            following=following,
+            say=echo_err,
+            early=early,
+            allow_hosts=allow_hosts,
+        )

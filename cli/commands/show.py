@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 from obs.cli.errors import friendly_errors
-from obs.cli.options import Settings, format_option, pass_settings
+from obs.cli.options import Settings, echo, format_option, pass_settings
 
 run_option = click.option("--run", required=True, help="The run (id, or a unique run name).")
 
@@ -66,9 +66,9 @@ def advantages(
     with friendly_errors(settings.debug):
         tables = load_advantages(settings.warehouse, run, iteration, group_id, limit)
     if output_format == "json":
-        click.echo(advantages_json(tables))
+        echo(advantages_json(tables))
     else:
-        click.echo(advantages_text(tables), nl=False)
+        echo(advantages_text(tables), nl=False)
 
 
 @show.command()
@@ -100,9 +100,9 @@ def step(
     with friendly_errors(settings.debug):
         summaries = load_group_summary(settings.warehouse, run, iteration)
     if output_format == "json":
-        click.echo(step_json(summaries))
+        echo(step_json(summaries))
     else:
-        click.echo(step_text(summaries, verbose), nl=False)
+        echo(step_text(summaries, verbose), nl=False)
 
 
 @show.command("eval")
@@ -135,6 +135,6 @@ def eval_command(settings: Settings, run: str, eval_step: int | None, output_for
     with friendly_errors(settings.debug):
         evals = load_eval(settings.warehouse, run, eval_step)
     if output_format == "json":
-        click.echo(eval_json(evals))
+        echo(eval_json(evals))
     else:
-        click.echo(eval_text(evals), nl=False)
+        echo(eval_text(evals), nl=False)

@@ -15,7 +15,14 @@ from pathlib import Path
 import click
 import duckdb
 from obs.cli.errors import friendly_errors
-from obs.cli.options import Settings, format_option, marts_of, pass_settings, read_target_option
+from obs.cli.options import (
+    Settings,
+    echo,
+    format_option,
+    marts_of,
+    pass_settings,
+    read_target_option,
+)
 from obs.core.places import no_warehouse
 from obs.reports.warehouse import connect
 
@@ -43,6 +50,26 @@ def _json_value(value: object) -> object:
     return float(value) if isinstance(value, Decimal) else str(value)
 
 
+# What a query of `obs sql QUERY` may do beyond reading the warehouse: read files under
+# these folders only (the lake, which the staging views read, and the warehouse's own
+# folder), install and load no extension, and change none of that (the configuration
+# is locked). Extensions statically linked into duckdb (parquet, json) still work.
+CONFINED = (
+    "set autoinstall_known_extensions = false",
+    "set autoload_known_extensions = false",
+    "set allow_community_extensions = false",
+)
+
+
+def _confine(con: duckdb.DuckDBPyConnection, folders: list[Path]) -> None:
+    for statement in CONFINED:
+        con.execute(statement)
+    allowed = [str(folder.resolve()) + "/" for folder in folders]
+    con.execute("set allowed_directories = ?", [allowed])
+    con.execute("set enable_external_access = false")
+    con.execute("set lock_configuration = true")
+
+
 @click.command()
 @click.argument("query", required=False)
 @format_option("table", "csv", "json", default="table")
@@ -58,6 +85,12 @@ def sql(settings: Settings, query: str | None, output_format: str, target: str) 
     NULL is an empty field; in csv and json NaN and infinities are the words
     NaN, Infinity and -Infinity. An error is DuckDB's, with its suggestions
     (Did you mean ...?, Candidate bindings).
+
+    QUERY reads the warehouse only: read-only, files under the lake and the
+    warehouse's folder only (no read_csv of other files, no COPY ... TO, no
+    ATTACH), no extension installed or loaded, and no SET that changes this.
+    The DuckDB shell (no QUERY) is DuckDB's own, read-only and otherwise
+    unrestricted.
 
     \b
     Example:
@@ -77,11 +110,16 @@ def sql(settings: Settings, query: str | None, output_format: str, target: str) 
     with friendly_errors(settings.debug):
         con = connect(warehouse)
     try:
+        _confine(con, [settings.lake, warehouse.parent])
+    except duckdb.Error as exc:
+        con.close()
+        raise click.ClickException(f"{warehouse}: {str(exc).strip()}") from exc
+    try:
         relation = con.sql(query)
         if relation is None:
             return
         if output_format == "table":
-            click.echo(str(relation).rstrip("\n"))
+            echo(str(relation).rstrip("\n"))  # DuckDB escapes C0 controls; echo the rest
             return
         names = relation.columns
         rows = relation.fetchall()

@@ -9,6 +9,7 @@ import click
 from obs.cli.errors import friendly_errors
 from obs.cli.options import (
     Settings,
+    echo,
     echo_err,
     format_option,
     marts_of,
@@ -41,9 +42,9 @@ def summary(
     with friendly_errors(settings.debug):
         found = read_summaries(marts_of(settings, target), run_id, top)
     if output_format == "json":
-        click.echo(json.dumps([dataclasses.asdict(r) for r in found.runs], default=str))
+        echo(json.dumps([dataclasses.asdict(r) for r in found.runs], default=str))
     else:
         for run in found.runs:
-            click.echo(format_summary(run), nl=False)
+            echo(format_summary(run), nl=False)
     for note in found.notes:
         echo_err(note)

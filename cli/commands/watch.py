@@ -10,7 +10,7 @@ from pathlib import Path
 from types import FrameType
 
 import click
-from obs.cli.options import Settings, echo_err, pass_settings, run_id_callback
+from obs.cli.options import Settings, echo, echo_err, pass_settings, run_id_callback
 from obs.live.follow import Follower
 
 
@@ -112,4 +112,4 @@ def watch(
             if rounds is not None and done.number >= rounds:
                 break
             follower.wait(stop.event, max(0.0, every - done.seconds))
-    click.echo(str(settings.warehouse))
+    echo(str(settings.warehouse))
