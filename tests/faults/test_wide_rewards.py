@@ -266,7 +266,16 @@ def test_rewards_page_draws_the_top_functions_and_says_so(built: Built, tmp_path
         "The charts of this tab draw the first 20 of the run&#39;s 10000 reward functions" in html
     )
     assert "reward function pairs skipped: 10000 functions" in html
-    # the functions-over-time chart: one trace per function drawn, 20 at most
-    assert "reward_00005" in html or "reward_00000" in html
+    # the functions tab draws the first 20 by importance rank, the quality chart the 20
+    # lowest scores: 40 names at most of the 10,000
+    top = {
+        name
+        for (name,) in built.rows(
+            "select reward_function from fct_reward_function_importance "
+            "where run_id = 'wide' and rank <= 20"
+        )
+    }
     drawn = {f"reward_{j:05d}" for j in range(WIDE_FUNCTIONS) if f'"reward_{j:05d}"' in html}
-    assert 0 < len(drawn) <= 20
+    assert len(top) == 20
+    assert top <= drawn
+    assert len(drawn) <= 40

@@ -40,14 +40,16 @@ final as (
         case
             when reward_functions > {{ function_limit }}
                 then
-                    'reward function pairs skipped: ' || reward_functions
+                    'reward function pairs skipped: '
+                    || cast(reward_functions as string)
                     || ' functions, more than reward_pair_function_limit'
                     || ' ({{ function_limit }}); no correlations or redundancy for'
                     || ' this run, its rewards are in every other mart'
             when reward_functions > {{ max_functions }}
                 then
-                    'reward function pairs over the top ' || paired_functions
-                    || ' of ' || reward_functions
+                    'reward function pairs over the top '
+                    || cast(paired_functions as string)
+                    || ' of ' || cast(reward_functions as string)
                     || ' functions ({{ rule }}; the var reward_pair_max_functions)'
         end as note,
 
