@@ -26,6 +26,7 @@ from markupsafe import Markup
 from obs.core.text import json_in_html
 from obs.reports.charts import (
     RAW_DATA,
+    REWARD_FUNCTIONS,
     REWARD_QUALITY,
     REWARD_SIGNAL,
     REWARD_SUMMARY,
@@ -195,6 +196,11 @@ def _reward_run(run: str, frames: dict[str, pd.DataFrame]) -> RewardRun:
 TOTAL_TITLE = "The total reward R"
 # More reward functions than this are counted in the note, not named.
 NAMED_FUNCTIONS = 4
+# The function charts draw a run's first SHOWN_FUNCTIONS functions by importance rank
+# (the reward_function_steps, reward_contributions and reward_importance queries).
+SHOWN_FUNCTIONS = 20
+FUNCTIONS_TITLE = "Reward functions shown"
+PAIRS_TITLE = "Reward function pairs"
 
 
 def total_note(summary: dict[str, Any], functions: Sequence[str]) -> str:
@@ -211,7 +217,8 @@ def total_note(summary: dict[str, Any], functions: Sequence[str]) -> str:
     if basis != "samples":
         return ""
     names = sorted(str(f) for f in functions)
-    summed = " + ".join(names) if len(names) <= NAMED_FUNCTIONS else f"{len(names)} functions"
+    count = max(len(names), int(_number(summary.get("reward_functions")) or 0))
+    summed = " + ".join(names) if count <= NAMED_FUNCTIONS else f"{count} functions"
     note = f"The reward on these tabs is R, each sample's reward functions summed ({summed})"
     mean, score = _number(summary.get("current_mean")), _number(summary.get("current_score"))
     if mean is None or score is None:
@@ -290,6 +297,29 @@ def reward_sections(run: RewardRun) -> list[dict[str, Any]]:
     if run.total_note:
         for tab in (REWARD_SUMMARY, REWARD_SIGNAL):
             blocks[tab].append({"kind": "note", "title": TOTAL_TITLE, "text": run.total_note})
+    functions = int(_number(run.summary.get("reward_functions")) or 0)
+    if functions > SHOWN_FUNCTIONS:
+        blocks[REWARD_FUNCTIONS].append(
+            {
+                "kind": "note",
+                "title": FUNCTIONS_TITLE,
+                "text": f"The charts of this tab draw the first {SHOWN_FUNCTIONS} of the run's"
+                f" {functions} reward functions by importance rank; every one is in"
+                " fct_reward_function_importance",
+            }
+        )
+        blocks[REWARD_QUALITY].append(
+            {
+                "kind": "note",
+                "title": FUNCTIONS_TITLE,
+                "text": f"The function quality chart draws the {SHOWN_FUNCTIONS} lowest scores of"
+                f" the run's {functions} reward functions; every one is in"
+                " fct_reward_function_quality",
+            }
+        )
+    pair_note = run.summary.get("pair_note")
+    if isinstance(pair_note, str) and pair_note:
+        blocks[REWARD_QUALITY].append({"kind": "note", "title": PAIRS_TITLE, "text": pair_note})
     blocks[REWARD_SUMMARY].append(
         {
             "kind": "kpis",

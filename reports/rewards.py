@@ -34,6 +34,9 @@ ISSUE, WARNING, RECOMMENDATION = "❌", "⚠️", "💡"
 SUSPICIOUS = ("high", "medium")
 # How many of a run's alerts `obs rewards` shows (the latest ones).
 LATEST_ALERTS = 10
+# How many of a run's reward functions `obs rewards` shows (the first by importance rank);
+# a run can log thousands (a column per test case), the rest are one SQL query away.
+SHOWN_FUNCTIONS = 20
 
 AlertKey = tuple[str, str, int]
 
@@ -49,6 +52,10 @@ class RewardAnalysis:
     alerts: list[dict[str, Any]] = field(default_factory=list)
     steps: int = 0
     basis: str | None = None
+    # The run's reward functions (``functions`` holds the first SHOWN_FUNCTIONS by rank).
+    functions_total: int = 0
+    # fct_reward_pair_selection's note: which functions the pairwise marts cover (None: all).
+    pair_note: str | None = None
 
     @property
     def performance_metric(self) -> str | None:
@@ -173,8 +180,19 @@ def load_rewards(warehouse: Path, run: str) -> RewardAnalysis:
             con,
             "select reward_function, rank, weight, is_logged_only, contribution, impact_score, "
             "variability, mean, std, correlation_with_total, correlation_with_performance, "
-            "basis, steps, n from fct_reward_function_importance where run_id = ? order by rank",
+            "basis, steps, n from fct_reward_function_importance where run_id = ? "
+            f"order by rank limit {SHOWN_FUNCTIONS}",
             [run_id],
+        )
+        total = con.execute(
+            "select count(*) from fct_reward_function_importance where run_id = ?", [run_id]
+        ).fetchone()
+        pairing = (
+            con.execute(
+                "select note from fct_reward_pair_selection where run_id = ?", [run_id]
+            ).fetchone()
+            if "fct_reward_pair_selection" in table_names(con)
+            else None
         )
         hacking_columns = (
             "reward_function, scope, window_start_step, window_end_step, performance_metric, "
@@ -214,6 +232,8 @@ def load_rewards(warehouse: Path, run: str) -> RewardAnalysis:
         alerts=alerts,
         steps=int(steps[0]) if steps else 0,
         basis=steps[1] if steps else None,
+        functions_total=int(total[0]) if total else len(functions),
+        pair_note=pairing[0] if pairing else None,
     )
 
 
@@ -381,11 +401,25 @@ def rewards_text(analysis: RewardAnalysis) -> str:
         f"{functions} reward function{'s' if functions != 1 else ''})"
     ]
     lines += _quality_lines(quality, analysis.basis)
-    lines.append("Function importance:" if analysis.functions else "Function importance: none")
+    lines.append(_importance_head(analysis))
     lines += [f"  {function_line(f, analysis.performance_metric)}" for f in analysis.functions]
+    if analysis.pair_note:
+        lines.append(f"Pairs: {analysis.pair_note}")
     lines += _hacking_lines(analysis)
     lines += _alert_section(analysis)
     return "\n".join(lines) + "\n"
+
+
+def _importance_head(analysis: RewardAnalysis) -> str:
+    if not analysis.functions:
+        return "Function importance: none"
+    if analysis.functions_total > len(analysis.functions):
+        return (
+            f"Function importance (the first {len(analysis.functions)} of "
+            f'{analysis.functions_total} by rank; every one: obs sql "select * from '
+            f"fct_reward_function_importance where run_id = '{analysis.run_id}' order by rank\"):"
+        )
+    return "Function importance:"
 
 
 def rewards_json(analysis: RewardAnalysis) -> str:
@@ -396,6 +430,8 @@ def rewards_json(analysis: RewardAnalysis) -> str:
             "steps": analysis.steps,
             "quality": analysis.quality,
             "functions": analysis.functions,
+            "functions_total": analysis.functions_total,
+            "pair_note": analysis.pair_note,
             "hacking": {
                 "performance_metric": analysis.performance_metric,
                 "run": analysis.hacking,

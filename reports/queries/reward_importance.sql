@@ -1,4 +1,5 @@
--- One row per run and reward function: its importance over the run, by rank.
+-- One row per run and reward function: its importance over the run, by rank
+-- (the first 20; the page says how many the run has).
 select
     run_id,
     rank,
@@ -14,5 +15,5 @@ select
     correlation_with_total,
     correlation_with_performance
 from fct_reward_function_importance
-where list_contains($runs, run_id)
+where list_contains($runs, run_id) and rank <= 20
 order by 1, 2, 3

@@ -5,7 +5,8 @@
 -- total reward R is: current_basis (samples: each sample's reward functions
 -- summed; logged: the reward the trainer logged) and current_score, the
 -- rollouts' own mean score at the latest step (null without rollouts there),
--- which R need not equal.
+-- which R need not equal. pair_note: which functions the pairwise marts
+-- cover (fct_reward_pair_selection; null when every one).
 with steps as (
     select
         run_id,
@@ -66,6 +67,14 @@ scores as (
     where list_contains($runs, run_id)
 ),
 
+pairing as (
+    select
+        run_id,
+        note as pair_note
+    from fct_reward_pair_selection
+    where list_contains($runs, run_id)
+),
+
 hacking as (
     select
         run_id,
@@ -86,13 +95,15 @@ select
     coalesce(alerts.alerts, 0) as alerts,
     quality.quality_score,
     hacking.hacking_verdict,
-    hacking.suspected_functions
+    hacking.suspected_functions,
+    pairing.pair_note
 from steps
 left join functions on steps.run_id = functions.run_id
 left join anomalies on steps.run_id = anomalies.run_id
 left join alerts on steps.run_id = alerts.run_id
 left join quality on steps.run_id = quality.run_id
 left join hacking on steps.run_id = hacking.run_id
+left join pairing on steps.run_id = pairing.run_id
 left join scores
     on
         steps.run_id = scores.run_id

@@ -4,7 +4,12 @@
    function never varies or the run has no per-sample rewards; and the
    correlation of their step means (every basis). A pair whose |correlation|
    is above the reward_quality_rules correlation threshold (0.9) is
-   redundant: the two functions say the same thing. #}
+   redundant: the two functions say the same thing. Only a run's paired
+   functions (int_reward_pair_functions: at most reward_pair_max_functions,
+   by largest |weight|, then variance, then name; none past
+   reward_pair_function_limit) form pairs, so the mart grows with the
+   square of that cap, not of the run's functions; fct_reward_pair_selection
+   says which runs were cut. #}
 with
 
 comoments as (
@@ -35,14 +40,26 @@ sample_correlations as (
     where cross_pair.function_a < cross_pair.function_b
 ),
 
-function_steps as (
+paired_functions as (
     select
         run_id,
-        step,
-        reward_function,
-        mean,
-        basis
-    from {{ ref('fct_reward_function_steps') }}
+        reward_function
+    from {{ ref('int_reward_pair_functions') }}
+    where is_paired
+),
+
+function_steps as (
+    select
+        steps.run_id,
+        steps.step,
+        steps.reward_function,
+        steps.mean,
+        steps.basis
+    from {{ ref('fct_reward_function_steps') }} as steps
+    inner join paired_functions
+        on
+            steps.run_id = paired_functions.run_id
+            and steps.reward_function = paired_functions.reward_function
 ),
 
 step_correlations as (

@@ -8,8 +8,8 @@
    variability = std / |mean| (0 when the mean is 0); impact_score =
    100 x (contribution / 100) x variability, which is contribution x
    variability (the reward monitor's formula); correlation_with_total = Pearson
-   correlation of the function's per-sample rewards with R_i (samples
-   only); correlation_with_performance = correlation of the
+   correlation of the function's per-sample rewards with R_i over the
+   samples it scored (samples only; int_reward_sample_total_steps); correlation_with_performance = correlation of the
    function's step means with the performance metric at the steps both were
    logged (at least 3). rank: 1 = the largest impact_score. #}
 with
@@ -18,72 +18,54 @@ runs as (
     select * from {{ ref('int_reward_function_runs') }}
 ),
 
-weights as (
+{# The co-moments of each function with R_i, pooled over the run's steps
+   exactly (a step's, plus n x the product of its means' distances from
+   the run's): linear in the run's functions, so every function of any run
+   gets its correlation with the total (no pairs of functions). #}
+total_steps as (
+    select
+        run_id,
+        step,
+        reward_function,
+        n,
+        mean_reward,
+        mean_total,
+        comoment,
+        reward_comoment,
+        total_comoment
+    from {{ ref('int_reward_sample_total_steps') }}
+),
+
+total_means as (
     select
         run_id,
         reward_function,
-        weight
-    from {{ ref('int_reward_weights') }}
-),
-
-comoments as (
-    select
-        pairs.*,
-        coalesce(weight_a.weight, 1.0) as weight_a,
-        coalesce(weight_b.weight, 1.0) as weight_b
-    from {{ ref('int_reward_pair_runs') }} as pairs
-    left join weights as weight_a
-        on pairs.run_id = weight_a.run_id and pairs.function_a = weight_a.reward_function
-    left join weights as weight_b
-        on pairs.run_id = weight_b.run_id and pairs.function_b = weight_b.reward_function
-),
-
-{# cov(f, R) = sum over g of w_g cov(f, g); var(R) = the sum over every
-   pair of w_f w_g cov(f, g), counting the pairs of two functions twice. #}
-with_total as (
-    select
-        run_id,
-        function_a as reward_function,
-        weight_b * comoment as comoment
-    from comoments
-    union all
-    select
-        run_id,
-        function_b,
-        weight_a * comoment as comoment
-    from comoments
-    where function_a != function_b
-),
-
-total_comoments as (
-    select
-        run_id,
-        reward_function,
-        sum(comoment) as comoment_with_total
-    from with_total
+        sum(n * mean_reward) / sum(n) as mean_reward,
+        sum(n * mean_total) / sum(n) as mean_total
+    from total_steps
     group by 1, 2
 ),
 
-total_variance as (
+with_total as (
     select
-        run_id,
-        sum(
-            case
-                when function_a = function_b then weight_a * weight_b * comoment
-                else 2 * weight_a * weight_b * comoment
-            end
-        ) as total_comoment
-    from comoments
-    group by 1
-),
-
-own as (
-    select
-        run_id,
-        function_a as reward_function,
-        comoment as own_comoment
-    from comoments
-    where function_a = function_b
+        total_steps.run_id,
+        total_steps.reward_function,
+        {{ exact_float('sum(
+            total_steps.comoment
+            + total_steps.n * (total_steps.mean_reward - total_means.mean_reward)
+            * (total_steps.mean_total - total_means.mean_total)
+        )') }} as comoment_with_total,
+        {{ exact_float('sum(
+            total_steps.reward_comoment
+            + total_steps.n * power(total_steps.mean_reward - total_means.mean_reward, 2)
+        )') }} as own_comoment,
+        {{ exact_float('sum(
+            total_steps.total_comoment
+            + total_steps.n * power(total_steps.mean_total - total_means.mean_total, 2)
+        )') }} as total_comoment
+    from total_steps
+    inner join total_means using (run_id, reward_function)
+    group by 1, 2
 ),
 
 performance as (
@@ -130,18 +112,16 @@ measured as (
         case
             when
                 runs.basis = 'samples'
-                and own.own_comoment > 0
-                and total_variance.total_comoment > 0
+                and with_total.own_comoment > 0
+                and with_total.total_comoment > 0
                 then {{ exact_float(
-                    'total_comoments.comoment_with_total
-                    / sqrt(own.own_comoment * total_variance.total_comoment)'
+                    'with_total.comoment_with_total
+                    / sqrt(with_total.own_comoment * with_total.total_comoment)'
                 ) }}
         end as correlation_with_total,
         performance.correlation_with_performance
     from runs
-    left join own using (run_id, reward_function)
-    left join total_comoments using (run_id, reward_function)
-    left join total_variance using (run_id)
+    left join with_total using (run_id, reward_function)
     left join performance using (run_id, reward_function)
 ),
 
