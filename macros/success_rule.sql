@@ -71,11 +71,14 @@
         ) }}
     {%- endif -%}
     {%- set value = number_text | float -%}
+    {#- shown as written by a person: 5, not 5.0 -#}
+    {%- set shown = (value | int | string)
+        if value == (value | int) and value | abs < 1e15 else (value | string) -%}
     {%- set label = 'score' if kind == 'score' else function -%}
     {{ return({
         'kind': kind,
         'function': function if kind == 'function' else none,
         'threshold': value,
-        'text': label ~ ' >= ' ~ number_text,
+        'text': label ~ ' >= ' ~ shown,
     }) }}
 {% endmacro %}
