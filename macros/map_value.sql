@@ -4,9 +4,9 @@
     {{ return(adapter.dispatch('map_value', 'obs')(expression, key)) }}
 {% endmacro %}
 
-{#- Spark: element_at on a map (outside ANSI mode, null for a missing key). -#}
+{#- Spark: try_element_at, null for a missing key in ANSI mode too. -#}
 {% macro default__map_value(expression, key) %}
-    element_at({{ expression }}, {{ key }})
+    try_element_at({{ expression }}, {{ key }})
 {% endmacro %}
 
 {% macro duckdb__map_value(expression, key) %}
