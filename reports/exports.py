@@ -245,8 +245,9 @@ def export_curriculum(warehouse: Path, run: str, out: Path, mode: str) -> Curric
     The rows are ``fct_curriculum``'s for ``run`` and ``mode`` (its yml states the
     rules), written in order without the dropped prompts:
 
-    * ``upsample``: weight = 1 + max(upsampling_score, 0), halved for a prompt
-      stuck solved (it gives GRPO no signal); every prompt kept.
+    * ``upsample``: weight = 1 + max(upsampling_score_scaled, 0) (the seed's
+      upsampling score on the score scaled to the run's range), halved for a
+      prompt stuck solved (it gives GRPO no signal); every prompt kept.
     * ``order``: easy to hard by the last iteration's mean@5 (ties by
       prompt_hash), for a curriculum sampler that walks the file in order.
     * ``drop-solved``: every prompt but those stuck solved, weight 1.
@@ -284,6 +285,7 @@ def _rows_of_mode(con: duckdb.DuckDBPyConnection, run: str, mode: str) -> list[d
             priority,
             difficulty_bucket,
             upsampling_score,
+            upsampling_score_scaled,
             is_dropped
         from fct_curriculum
         where run_id = ? and mode = ?

@@ -1,27 +1,62 @@
 """What a headline count of solved or learned prompts stands on, in words.
 
-A prompt is solved at an iteration when a rollout followed all its
-instructions (the rollout's own ``prompt_strict_acc``) or, for a rollout
-without that flag, scored at least the ``pass_threshold`` var: a threshold
-for scores from 0 to 1, one number for every run (its yml in
-models/reports says why it is not fitted to each run's scale). Every
-headline that counts prompts solved or learned (``obs summary``, the
-dashboard) says which it counted by, and a run whose scores leave 0..1
-is told that its threshold may not fit (``scale_note``).
+One definition of success per build (dbt var ``success``, ``obs build
+--success``): ``strict`` (the default), where a rollout is solved when it
+followed all its instructions (its own ``prompt_strict_acc``) or, without
+that flag, scored at least the ``pass_threshold`` var; ``score >= X``; or
+``<reward function> >= X`` on that function's own value. A prompt is solved
+at an iteration when any of its rollouts is. Every headline that counts
+prompts solved or learned (``obs summary``, the dashboard) says which rule it
+counted by (``solved_means``), and a threshold that sits outside or at the
+edge of what the run's rollouts reached, or a pass_threshold meant for
+scores from 0 to 1 on a run whose scores leave 0..1, is named (``scale_note``).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Success:
+    """The build's rule (rpt_dashboard_settings' success columns)."""
+
+    kind: str = "auto"
+    function: str | None = None
+    threshold: float | None = None
+
+    @classmethod
+    def of(cls, settings: dict[str, object]) -> Success:
+        """From a row of rpt_dashboard_settings (an older warehouse without the
+        columns: the default)."""
+        kind = settings.get("success_kind")
+        threshold = settings.get("success_threshold")
+        function = settings.get("success_function")
+        return cls(
+            str(kind) if isinstance(kind, str) else "auto",
+            function if isinstance(function, str) else None,
+            float(threshold) if isinstance(threshold, int | float) else None,
+        )
 
 
 def _number(value: float) -> str:
     return f"{value:.3g}"
 
 
-def solved_means(solved_by: str | None, threshold: float) -> str:
+def _finite(*values: float | None) -> bool:
+    return all(v is not None and math.isfinite(v) for v in values)
+
+
+def solved_means(solved_by: str | None, threshold: float, rule: Success | None = None) -> str:
     """What "solved" counted (fct_iteration_summary.solved_by): ``every instruction
-    followed``, ``a rollout scoring at least 0.5``, or both."""
+    followed``, ``a rollout scoring at least 0.5``, both, or the build's rule
+    (``a rollout whose check_answer is at least 3``)."""
+    rule = rule or Success()
+    if solved_by == "function" and rule.threshold is not None:
+        return f"a rollout whose {rule.function} is at least {_number(rule.threshold)}"
+    if solved_by == "score" and rule.threshold is not None:
+        return f"a rollout scoring at least {_number(rule.threshold)}"
     by_score = f"a rollout scoring at least {_number(threshold)}"
     if solved_by == "instructions":
         return "every instruction followed"
@@ -30,17 +65,49 @@ def solved_means(solved_by: str | None, threshold: float) -> str:
     return by_score
 
 
+def edge_note(threshold: float, low: float | None, high: float | None, what: str) -> str:
+    """The clause for a threshold outside or at the edge of the values the run's
+    rollouts reached (``low``..``high``); else ``""``."""
+    if low is None or high is None or not _finite(low, high, threshold):
+        return ""
+    span = f"the run's {what} run from {_number(low)} to {_number(high)}"
+    if threshold > high:
+        return f"no rollout reaches {_number(threshold)}: {span}"
+    if threshold <= low:
+        return f"every rollout reaches {_number(threshold)}: {span}"
+    if threshold == high:
+        return (
+            f"{_number(threshold)} is the highest {what.removesuffix('s')} reached, so only"
+            f" rollouts at the top count: {span}"
+        )
+    return ""
+
+
 def scale_note(
-    solved_by: str | None, threshold: float, low: float | None, high: float | None
+    solved_by: str | None,
+    threshold: float,
+    low: float | None,
+    high: float | None,
+    rule: Success | None = None,
+    value_low: float | None = None,
+    value_high: float | None = None,
 ) -> str:
-    """For a run judged by the threshold whose scores leave 0..1: the clause saying so and
-    how to set another (``scores run from -1 to 1, not 0 to 1: ...``); else ``""``."""
+    """For a run judged by the pass_threshold whose scores leave 0..1: the clause saying
+    so and how to set another (``scores run from -1 to 1, not 0 to 1: ...``); for a
+    rule's threshold outside or at the edge of the values the rule reads
+    (``value_low``..``value_high``), that (``edge_note``); else ``""``."""
+    rule = rule or Success()
+    if solved_by in ("score", "function") and rule.threshold is not None:
+        what = "scores" if solved_by == "score" else f"{rule.function} values"
+        if solved_by == "function" and (value_low is None or value_high is None):
+            return f"no rollout carries a {rule.function} value: set another with --success"
+        return edge_note(rule.threshold, value_low, value_high, what)
     if solved_by == "instructions" or low is None or high is None:
         return ""
-    if any(isinstance(v, float) and not math.isfinite(v) for v in (low, high)):
+    if not _finite(low, high):
         return ""
     if low >= 0 and high <= 1:
-        return ""
+        return edge_note(threshold, low, high, "scores")
     return (
         f"scores run from {_number(low)} to {_number(high)}, not 0 to 1: set a threshold for"
         " this scale with obs build --vars '{pass_threshold: X}'"
@@ -48,11 +115,20 @@ def scale_note(
 
 
 def solved_line(
-    solved_by: str | None, threshold: float, low: float | None, high: float | None
+    solved_by: str | None,
+    threshold: float,
+    low: float | None,
+    high: float | None,
+    rule: Success | None = None,
+    value_low: float | None = None,
+    value_high: float | None = None,
 ) -> str:
-    """``solved: ...`` for a run's summary: what solved counted, and a scale it may not fit."""
-    line = f"solved: {solved_means(solved_by, threshold)}"
-    if solved_by != "instructions":
+    """``solved: ...`` for a run's summary: what solved counted (the var behind it), and
+    a scale or range its threshold may not fit."""
+    line = f"solved: {solved_means(solved_by, threshold, rule)}"
+    if solved_by in ("score", "function"):
+        line += " (var success)"
+    elif solved_by != "instructions":
         line += " (var pass_threshold)"
-    note = scale_note(solved_by, threshold, low, high)
+    note = scale_note(solved_by, threshold, low, high, rule, value_low, value_high)
     return f"{line}, but {note}" if note else line

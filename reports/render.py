@@ -39,7 +39,7 @@ from obs.reports.charts import (
 from obs.reports.errors import ReportError
 from obs.reports.figures.comparison import run_colours
 from obs.reports.figures.curriculum import VARIANCE_FLOOR
-from obs.reports.headline import scale_note, solved_means
+from obs.reports.headline import Success, scale_note, solved_line, solved_means
 from obs.reports.page import chart_block, environment, for_run, frame, plotly_script
 from obs.reports.resolve import WITH_ROLLOUTS, choose_runs, holdings, notes_for
 from obs.reports.reward_dashboard import (
@@ -75,6 +75,8 @@ class RunCharts:
     solved_means: str = ""
     # ... and, when its scores leave the scale its threshold is for, the line saying so.
     scale_note: str = ""
+    # ... and the var that sets the rule: success (--success), else pass_threshold.
+    solved_var: str = "pass_threshold"
 
     @property
     def has_rollouts(self) -> bool:
@@ -199,12 +201,22 @@ def _run_charts(run: str, frames: dict[str, pd.DataFrame], settings: dict[str, A
         return RunCharts(run, header, built)
     # what the solved and learned counts stand on, and a scale the threshold may not fit
     threshold = float(settings["pass_threshold"])
+    rule = Success.of(settings)
     return RunCharts(
         run,
         header,
         built,
-        solved_means(header["solved_by"], threshold),
-        scale_note(header["solved_by"], threshold, header["min_score"], header["max_score"]),
+        solved_means(header["solved_by"], threshold, rule),
+        scale_note(
+            header["solved_by"],
+            threshold,
+            header["min_score"],
+            header["max_score"],
+            rule,
+            header.get("min_success_value"),
+            header.get("max_success_value"),
+        ),
+        "success" if header["solved_by"] in ("score", "function") else "pass_threshold",
     )
 
 
@@ -227,6 +239,17 @@ def run_tab(
     }
     settings = frame(con, "dashboard_settings", {}).iloc[0].to_dict()
     header, data = _run_data(run, frames, settings)
+    if header:
+        # what solved counts by (var success), and a threshold the run's range does not fit
+        header["solved"] = solved_line(
+            header["solved_by"],
+            float(settings["pass_threshold"]),
+            header["min_score"],
+            header["max_score"],
+            Success.of(settings),
+            header.get("min_success_value"),
+            header.get("max_success_value"),
+        ).removeprefix("solved: ")
     return header, {name: chart.draw(data) for name, chart in charts.items()}
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from obs.reports.headline import solved_line
+from obs.reports.headline import Success, solved_line
 from obs.reports.resolve import WITH_ROLLOUTS, holdings, notes_for, resolve_run
 from obs.reports.warehouse import connect, require_tables, rows
 
@@ -35,6 +35,14 @@ class RunSummary:
     pass_threshold: float = 0.5
     min_score: float | None = None
     max_score: float | None = None
+    # The build's success rule (var success: strict, 'score >= X' or
+    # '<reward function> >= X') and the range of the values it compared.
+    success: str = "auto"
+    success_kind: str = "auto"
+    success_function: str | None = None
+    success_threshold: float | None = None
+    min_success_value: float | None = None
+    max_success_value: float | None = None
     by_iteration: list[dict[str, Any]] = field(default_factory=list)
     upsampling: list[dict[str, Any]] = field(default_factory=list)
 
@@ -91,13 +99,20 @@ def _one_run(con: Any, run_id: str, top: int) -> RunSummary:
         """
         select
             case
+                when any_value(solved_by) in ('score', 'function') then any_value(solved_by)
                 when sum(n_judged_by_instructions) = 0 then 'pass_threshold'
                 when sum(n_judged_by_instructions) = sum(n_rollouts) then 'instructions'
                 else 'both'
             end as solved_by,
             any_value(rpt_dashboard_settings.pass_threshold) as pass_threshold,
+            any_value(rpt_dashboard_settings.success) as success,
+            any_value(rpt_dashboard_settings.success_kind) as success_kind,
+            any_value(rpt_dashboard_settings.success_function) as success_function,
+            any_value(rpt_dashboard_settings.success_threshold) as success_threshold,
             min(min_score) as min_score,
-            max(max_score) as max_score
+            max(max_score) as max_score,
+            min(min_success_value) as min_success_value,
+            max(max_success_value) as max_success_value
         from fct_iteration_summary
         cross join rpt_dashboard_settings
         where run_id = ?
@@ -140,6 +155,7 @@ def _one_run(con: Any, run_id: str, top: int) -> RunSummary:
             fct_prompt_learning.prompt_hash,
             dim_prompts.prompt_preview,
             fct_prompt_learning.upsampling_score,
+            fct_prompt_learning.upsampling_score_scaled,
             fct_prompt_learning.final_score,
             fct_prompt_learning.learning_rate,
             fct_prompt_learning.num_forgetting_events
@@ -147,7 +163,8 @@ def _one_run(con: Any, run_id: str, top: int) -> RunSummary:
         left join dim_prompts
             on fct_prompt_learning.prompt_hash = dim_prompts.prompt_hash
         where fct_prompt_learning.run_id = ?
-        order by fct_prompt_learning.upsampling_score desc, fct_prompt_learning.prompt_hash
+        order by
+            fct_prompt_learning.upsampling_score_scaled desc, fct_prompt_learning.prompt_hash
         limit ?
         """,
         [run_id, top],
@@ -160,6 +177,12 @@ def _one_run(con: Any, run_id: str, top: int) -> RunSummary:
         pass_threshold=float(scale["pass_threshold"]),
         min_score=scale["min_score"],
         max_score=scale["max_score"],
+        success=str(scale["success"]),
+        success_kind=str(scale["success_kind"]),
+        success_function=scale["success_function"],
+        success_threshold=scale["success_threshold"],
+        min_success_value=scale["min_success_value"],
+        max_success_value=scale["max_success_value"],
         by_iteration=by_iteration,
         upsampling=upsampling,
     )
@@ -184,7 +207,15 @@ def format_summary(run: RunSummary) -> str:
         f"plateaued {run.prompts_plateaued}",
         f"dead prompts (no GRPO signal lately): stuck solved {run.prompts_stuck_solved}  "
         f"stuck failed {run.prompts_stuck_failed}",
-        solved_line(run.solved_by, run.pass_threshold, run.min_score, run.max_score),
+        solved_line(
+            run.solved_by,
+            run.pass_threshold,
+            run.min_score,
+            run.max_score,
+            Success(run.success_kind, run.success_function, run.success_threshold),
+            run.min_success_value,
+            run.max_success_value,
+        ),
         "",
         f"{'iter':>5} {'prompts':>8} {'rollouts':>9} {'mean':>7} {'strict':>7} "
         f"{'zv_solved':>10} {'zv_failed':>10}",
@@ -195,14 +226,14 @@ def format_summary(run: RunSummary) -> str:
             f"{_num(row['mean_score']):>7} {_num(row['prompt_strict_acc']):>7} "
             f"{row['n_zero_variance_solved']:>10} {row['n_zero_variance_failed']:>10}"
         )
-    lines += ["", "top upsampling candidates:"]
+    lines += ["", "top upsampling candidates (score on the run's scores scaled to 0..1):"]
     lines.append(
         f"{'prompt_hash':<17} {'score':>6} {'final':>6} {'slope':>7} {'forgot':>6}  prompt"
     )
     for row in run.upsampling:
         preview = (row["prompt_preview"] or "").replace("\n", " ")[:48]
         lines.append(
-            f"{row['prompt_hash']:<17} {_num(row['upsampling_score'], 2):>6} "
+            f"{row['prompt_hash']:<17} {_num(row['upsampling_score_scaled'], 2):>6} "
             f"{_num(row['final_score'], 2):>6} {_num(row['learning_rate'], 3):>7} "
             f"{row['num_forgetting_events']:>6}  {preview}"
         )

@@ -7,6 +7,7 @@ import time
 import click
 from obs.cli.errors import friendly_errors
 from obs.cli.options import Settings, echo, echo_err, pass_settings
+from obs.core.success import SuccessError, parse_success, with_success_var
 from obs.runner.build import BuildFailed, BuildSummary, check_lake
 from obs.runner.build import build as build_what_changed
 from obs.runner.dbt import Dbt
@@ -60,6 +61,16 @@ def build_summary(
     is_flag=True,
     help="Show dbt's own log when dbt builds (by default only its errors).",
 )
+@click.option(
+    "--success",
+    "success",
+    metavar="RULE",
+    help="What a solved rollout is, for every count (learned, forgotten, never solved, "
+    "stuck): strict (every instruction followed), 'score >= X', or "
+    "'<reward function> >= X' on that function's own value (e.g. 'check_answer >= 3'). "
+    "Default: strict where the dumps carry instruction flags, else "
+    "score >= pass_threshold. Sets var success; another rule rebuilds every model.",
+)
 @click.argument("dbt_args", nargs=-1, type=click.UNPROCESSED)
 @pass_settings
 def build(
@@ -68,6 +79,7 @@ def build(
     compile_only: bool,
     target: str,
     verbose: bool,
+    success: str | None,
     dbt_args: tuple[str, ...],
 ) -> None:
     """Build the models downstream of what landed since the last build, and test them.
@@ -95,12 +107,18 @@ def build(
       obs build
       obs build --full-refresh
       obs build --vars '{pass_threshold: 0.7}'
+      obs build --success 'check_answer >= 3'
       obs build --unit-tests
       obs build --select fct_prompt_learning+
       obs build --target spark
       obs --warehouse /data/obs.duckdb --lake /data/lake build
     """
     started = time.perf_counter()
+    if success is not None:
+        try:
+            dbt_args = tuple(with_success_var(dbt_args, parse_success(success)))
+        except SuccessError as error:
+            raise click.BadParameter(str(error), param_hint="--success") from None
     if compile_only:
         from obs.runner.engine import prepare
 

@@ -84,7 +84,8 @@ def analysis_summary(result: BucketExport) -> str:
 def curriculum(settings: Settings, run_id: str, out: Path, mode: str) -> None:
     """The next run's dataset: one row per prompt with text, weight, order and reason.
 
-    upsample: weight = 1 + max(upsampling_score, 0), halved when stuck solved.
+    upsample: weight = 1 + max(upsampling_score_scaled, 0) (the upsampling
+    score on the run's scores scaled to 0..1), halved when stuck solved.
     order: easy to hard by the last iteration's mean@5. drop-solved: every
     prompt but those stuck solved.
 

@@ -3,8 +3,19 @@
    them: dbt_project.yml's vars, or the values of `obs build --vars '{...}'`.
    The dashboard reads them here, so a line sits where the marts' own rules
    put the cut. #}
+{%- set rule = success_rule() %}
 select
     cast({{ var('pass_threshold') }} as double) as pass_threshold,
+    {# the build's definition of success (var success, macro success_rule) #}
+    '{{ rule.text }}' as success,
+    '{{ rule.kind }}' as success_kind,
+    {% if rule.function is none -%}
+        cast(null as string)
+    {%- else -%}
+        '{{ rule.function }}'
+    {%- endif %} as success_function,
+    cast({{ 'null' if rule.threshold is none else rule.threshold }} as double)
+        as success_threshold,
     cast(
         {{ var('plateau_variance_threshold') }} as double
     ) as plateau_variance_threshold,

@@ -1,6 +1,10 @@
 -- The build's thresholds the dashboard draws (one row).
 select
     pass_threshold,
+    success,
+    success_kind,
+    success_function,
+    success_threshold,
     plateau_variance_threshold,
     fast_learning_iterations,
     sample_efficiency_good_score,

@@ -9,11 +9,16 @@ with summary as (
         arg_min(mean_score, iteration) as first_mean_score,
         arg_max(mean_score, iteration) as last_mean_score,
         arg_max(prompt_strict_acc, iteration) as last_strict_acc,
+        -- solved under the build's success rule (var success)
+        arg_max(solved_share, iteration) as last_solved_share,
         arg_max(zero_variance_share, iteration) as last_zero_variance_share,
         -- the scores' scale, and what "solved" counted (fct_iteration_summary.solved_by)
         min(min_score) as min_score,
         max(max_score) as max_score,
+        min(min_success_value) as min_success_value,
+        max(max_success_value) as max_success_value,
         case
+            when any_value(solved_by) in ('score', 'function') then any_value(solved_by)
             when sum(n_judged_by_instructions) = 0 then 'pass_threshold'
             when sum(n_judged_by_instructions) = sum(n_rollouts) then 'instructions'
             else 'both'

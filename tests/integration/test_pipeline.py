@@ -204,7 +204,10 @@ def test_summary_command_reports_the_run(built: dict[str, Path]) -> None:
     assert (run["prompts_plateaued"], run["prompts_stuck_solved"]) == (1, 1)
     assert [u["prompt_hash"] for u in run["upsampling"]] == [_hash(A), _hash(C), _hash(B)]
     table = run_cli([*base, "summary"]).stdout
-    assert "== run small ==" in table and "top upsampling candidates:" in table
+    assert (
+        "== run small ==" in table
+        and "top upsampling candidates (score on the run's scores scaled to 0..1):" in table
+    )
 
 
 def test_summary_unknown_run_is_one_line_error(built: dict[str, Path]) -> None:

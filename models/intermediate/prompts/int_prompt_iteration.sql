@@ -50,6 +50,13 @@ aggregated as (
             'avg(case when is_strict_success then 1 else 0 end)'
         ) }} as strict_success_rate,
         {{ exact_float('avg(case when is_pass then 1 else 0 end)') }} as pass_rate,
+        {# the build's success (var success): solved when any rollout is #}
+        max(case when is_success then 1 else 0 end) as solved,
+        {{ exact_float(
+            'avg(case when is_success then 1 else 0 end)'
+        ) }} as success_rate,
+        min(success_value) as min_success_value,
+        max(success_value) as max_success_value,
         {{ exact_float('avg(score) filter (where score_rank <= 1)') }}
             as mean_at_1,
         {{ exact_float('avg(score) filter (where score_rank <= 3)') }}
@@ -77,7 +84,10 @@ trainer_groups as (
         prompt_hash,
         coalesce(group_id, '') as group_key,
         min(score) = max(score) as is_zero_variance,
-        min(score) >= {{ var('pass_threshold') }} as is_solved
+        {# solved as a prompt is: when any of its rollouts succeeds (with
+           equal scores they agree, unless the rule reads more than the
+           score) #}
+        max(case when is_success then 1 else 0 end) = 1 as is_solved
     from rollouts
     group by 1, 2, 3, 4
 ),
@@ -120,9 +130,11 @@ final as (
         prompt_hash,
 
         ---------- strings
+        {# under the build's success (var success), as the learning
+           counts: a prompt is never stuck solved where it is unsolved #}
         case
             when min_score < max_score then null
-            when min_score >= {{ var('pass_threshold') }} then 'all_solved'
+            when solved = 1 then 'all_solved'
             else 'all_failed'
         end as zero_variance_outcome,
 
@@ -142,6 +154,9 @@ final as (
         max_score - mean_score as best_mean_gap,
         1.0 / (1.0 + std_score) as consistency_score,
         pass_rate,
+        success_rate,
+        min_success_value,
+        max_success_value,
         mean_at_1,
         mean_at_3,
         mean_at_5,
@@ -155,6 +170,7 @@ final as (
 
         ---------- booleans
         min_score = max_score as is_zero_variance,
+        solved = 1 as is_solved,
 
         ---------- timestamps
         ingested_through

@@ -25,6 +25,7 @@ stg_rollouts as (
         num_instructions,
         instruction_ids,
         instruction_followed,
+        rewards,
         response_chars,
         ingested_at
     from {{ ref('stg_rollouts').include(database=false) }}
@@ -54,6 +55,8 @@ scored as (
         inst_strict_acc,
         num_instructions,
         response_chars,
+        {# what the build's success rule compares (macro success_value) #}
+        {{ success_value() }} as success_value,
 
         ---------- booleans
         instruction_followed,
@@ -62,6 +65,8 @@ scored as (
             score >= {{ var('pass_threshold') }}
         ) as is_strict_success,
         score >= {{ var('pass_threshold') }} as is_pass,
+        {# the build's one definition of success (var success) #}
+        {{ success_condition() }} as is_success,
 
         ---------- timestamps
         ingested_at

@@ -9,8 +9,9 @@ fct_upsampling_candidates as (
         prompt_hash,
         priority,
         upsampling_score,
-        final_score_factor,
-        learning_rate_factor,
+        upsampling_score_scaled,
+        final_score_factor_scaled,
+        learning_rate_factor_scaled,
         forgetting_factor,
         is_stuck_solved,
         is_stuck_failed
@@ -71,8 +72,9 @@ prompts_joined as (
         fct_upsampling_candidates.priority,
         last_bucket.difficulty_bucket,
         fct_upsampling_candidates.upsampling_score,
-        fct_upsampling_candidates.final_score_factor,
-        fct_upsampling_candidates.learning_rate_factor,
+        fct_upsampling_candidates.upsampling_score_scaled,
+        fct_upsampling_candidates.final_score_factor_scaled,
+        fct_upsampling_candidates.learning_rate_factor_scaled,
         fct_upsampling_candidates.forgetting_factor,
         last_mean_at_5.last_mean_at_5,
         fct_upsampling_candidates.is_stuck_solved,
@@ -100,7 +102,8 @@ modes as (
 ),
 
 weighed as (
-    {# upsample: 1 + max(upsampling_score, 0), halved when stuck solved (no
+    {# upsample: 1 + max(upsampling_score_scaled, 0) (the seed's formula on
+       the score scaled to the run's range), halved when stuck solved (no
        GRPO signal); order: easy to hard by the last mean@5, weight 1;
        drop-solved: every prompt but the stuck-solved ones, weight 1. #}
     select
@@ -113,7 +116,10 @@ weighed as (
                 then 0.0
             when modes.mode = 'upsample'
                 then
-                    (1.0 + greatest(prompts_joined.upsampling_score, 0.0))
+                    (
+                        1.0
+                        + greatest(prompts_joined.upsampling_score_scaled, 0.0)
+                    )
                     / case when prompts_joined.is_stuck_solved then 2 else 1 end
             else 1.0
         end as weight,
@@ -123,9 +129,13 @@ weighed as (
                     'priority '
                     || prompts_joined.priority
                     || ': final '
-                    || {{ format_fixed('prompts_joined.final_score_factor', 2) }}
+                    || {{ format_fixed(
+                        'prompts_joined.final_score_factor_scaled', 2
+                    ) }}
                     || ' + slope '
-                    || {{ format_fixed('prompts_joined.learning_rate_factor', 2) }}
+                    || {{ format_fixed(
+                        'prompts_joined.learning_rate_factor_scaled', 2
+                    ) }}
                     || ' + forgetting '
                     || {{ format_fixed(
                         'cast(prompts_joined.forgetting_factor as double)', 2
@@ -185,6 +195,7 @@ final as (
         cast(weight as double) as weight,
         order_position,
         upsampling_score,
+        upsampling_score_scaled,
         last_mean_at_5,
 
         ---------- booleans

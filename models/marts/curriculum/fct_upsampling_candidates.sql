@@ -9,8 +9,11 @@ factored as (
         run_id,
         prompt_hash,
         upsampling_score,
+        upsampling_score_scaled,
         final_score,
+        final_score_scaled,
         learning_rate,
+        learning_rate_scaled,
         num_forgetting_events,
         iterations_to_learn,
         is_learned,
@@ -22,7 +25,19 @@ factored as (
         {{ upsampling_factor('learning_rate', 'learning_rate') }}
             as learning_rate_factor,
         {{ upsampling_factor('forgetting', 'num_forgetting_events') }}
-            as forgetting_factor
+            as forgetting_factor,
+        {# a run without a score range keeps the seed's factors, as its
+           upsampling_score_scaled does (fct_prompt_learning) #}
+        case
+            when final_score_scaled is null
+                then {{ upsampling_factor('final_score', 'final_score') }}
+            else {{ upsampling_factor('final_score', 'final_score_scaled') }}
+        end as final_score_factor_scaled,
+        case
+            when final_score_scaled is null
+                then {{ upsampling_factor('learning_rate', 'learning_rate') }}
+            else {{ upsampling_factor('learning_rate', 'learning_rate_scaled') }}
+        end as learning_rate_factor_scaled
     from fct_prompt_learning
 ),
 
@@ -33,10 +48,16 @@ final as (
         prompt_hash,
 
         ---------- strings
+        {# priority and rank on the score scaled to the run's range (the
+           seed's thresholds assume scores in [0, 1]) #}
         case
-            when upsampling_score >= {{ var('upsampling_priority_high_from') }}
+            when
+                upsampling_score_scaled
+                >= {{ var('upsampling_priority_high_from') }}
                 then 'high'
-            when upsampling_score >= {{ var('upsampling_priority_medium_from') }}
+            when
+                upsampling_score_scaled
+                >= {{ var('upsampling_priority_medium_from') }}
                 then 'medium'
             else 'low'
         end as priority,
@@ -56,14 +77,19 @@ final as (
         ---------- numerics
         row_number() over (
             partition by run_id
-            order by upsampling_score desc, prompt_hash asc
+            order by upsampling_score_scaled desc, prompt_hash asc
         ) as upsampling_rank,
         upsampling_score,
+        upsampling_score_scaled,
         final_score_factor,
         learning_rate_factor,
         forgetting_factor,
+        final_score_factor_scaled,
+        learning_rate_factor_scaled,
         final_score,
+        final_score_scaled,
         learning_rate,
+        learning_rate_scaled,
         num_forgetting_events,
         iterations_to_learn,
 

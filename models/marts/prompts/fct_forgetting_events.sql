@@ -6,7 +6,7 @@ fct_prompt_iteration as (
         prompt_hash,
         iteration,
         mean_score,
-        prompt_strict_acc
+        is_solved
     from {{ ref('fct_prompt_iteration') }}
 ),
 
@@ -16,9 +16,9 @@ with_next as (
         lead(iteration) over (
             partition by run_id, prompt_hash order by iteration
         ) as next_iteration,
-        lead(prompt_strict_acc) over (
+        lead(is_solved) over (
             partition by run_id, prompt_hash order by iteration
-        ) as next_strict_acc,
+        ) as is_next_solved,
         lead(mean_score) over (
             partition by run_id, prompt_hash order by iteration
         ) as next_mean_score
@@ -42,7 +42,8 @@ events as (
         ) as event_number
 
     from with_next
-    where prompt_strict_acc = 1 and next_strict_acc = 0
+    {# solved and unsolved under the build's success (var success) #}
+    where is_solved and not is_next_solved
 )
 
 select * from events

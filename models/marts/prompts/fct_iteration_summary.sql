@@ -14,6 +14,10 @@ fct_prompt_iteration as (
         prompt_strict_acc,
         strict_success_rate,
         pass_rate,
+        is_solved,
+        success_rate,
+        min_success_value,
+        max_success_value,
         mean_response_chars,
         n_groups,
         n_zero_variance_groups,
@@ -32,10 +36,14 @@ aggregated as (
         iteration,
 
         ---------- strings
-        {# how the iteration's prompts were judged solved: each rollout's own
-           prompt_strict_acc where it carries one, else its score against
-           var pass_threshold (int_rollouts_scored) #}
+        {# how the iteration's prompts were judged solved (var success,
+           macro success_rule): under strict (the default), each rollout's
+           own prompt_strict_acc where it carries one, else its score
+           against var pass_threshold; else 'score' or 'function' (the
+           rule's threshold on the score or on a reward function's value) #}
         case
+            when '{{ success_rule().kind }}' in ('score', 'function')
+                then '{{ success_rule().kind }}'
             when sum(n_judged_by_instructions) = 0 then 'pass_threshold'
             when sum(n_judged_by_instructions) = sum(n_samples)
                 then 'instructions'
@@ -53,6 +61,14 @@ aggregated as (
             as n_judged_by_instructions,
         {{ exact_float('avg(std_score)') }} as mean_std_score,
         {{ exact_float('avg(prompt_strict_acc)') }} as prompt_strict_acc,
+        {# the share of prompts solved under the build's success #}
+        {{ exact_float('avg(case when is_solved then 1 else 0 end)') }}
+            as solved_share,
+        {{ exact_float(
+            'sum(success_rate * n_samples) / sum(n_samples)'
+        ) }} as success_rate,
+        min(min_success_value) as min_success_value,
+        max(max_success_value) as max_success_value,
         {{ exact_float(
             'sum(strict_success_rate * n_samples) / sum(n_samples)'
         ) }} as strict_success_rate,

@@ -27,6 +27,9 @@ int_prompt_iteration as (
         best_mean_gap,
         consistency_score,
         pass_rate,
+        success_rate,
+        min_success_value,
+        max_success_value,
         mean_at_1,
         mean_at_3,
         mean_at_5,
@@ -38,6 +41,7 @@ int_prompt_iteration as (
         n_zero_variance_groups_solved,
         n_zero_variance_groups_failed,
         is_zero_variance,
+        is_solved,
         ingested_through
     from {{ ref('int_prompt_iteration').include(database=false) }}
 )

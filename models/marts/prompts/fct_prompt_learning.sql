@@ -7,6 +7,9 @@ fct_prompt_iteration as (
         iteration,
         mean_score,
         prompt_strict_acc,
+        min_score,
+        max_score,
+        is_solved,
         is_zero_variance,
         zero_variance_outcome,
         num_instructions
@@ -56,8 +59,8 @@ aggregated as (
         count(*) as n_iterations,
         min(iteration) as first_seen_iter,
         max(iteration) as last_seen_iter,
-        min(iteration) filter (where prompt_strict_acc = 1)
-            as first_success_iter,
+        {# solved under the build's success (var success) #}
+        min(iteration) filter (where is_solved) as first_success_iter,
         {{ exact_float(regression_slope('mean_score', 'iteration')) }} as learning_rate,
         {{ exact_float(
             'var_samp(mean_score) filter (where recency <= '
@@ -65,21 +68,39 @@ aggregated as (
         ) }} as recent_variance,
         max(mean_score) filter (where recency = 1) as final_score,
         max(prompt_strict_acc) filter (where recency = 1) as final_strict_acc,
+        max(case when is_solved then 1 else 0 end) filter (where recency = 1)
+            as final_solved,
         max(zero_variance_outcome) filter (where recency = 1)
             as final_zero_variance_outcome,
-        max(prompt_strict_acc) as ever_solved,
+        max(case when is_solved then 1 else 0 end) as ever_solved,
         max(num_instructions) as num_instructions
     from ordered
     group by 1, 2
 ),
 
+{# The run's observed score range: the seed's upsampling formula assumes
+   scores in [0, 1]; its scaled twin reads each score as
+   (score - run min) / (run max - run min). #}
+run_ranges as (
+    select
+        run_id,
+        min(min_score) as run_min_score,
+        max(max_score) as run_max_score
+    from fct_prompt_iteration
+    group by 1
+),
+
 joined as (
     select
         aggregated.*,
+        run_ranges.run_min_score,
+        run_ranges.run_max_score,
         streaks.zero_variance_streak,
         coalesce(forgetting_counted.num_forgetting_events, 0)
             as num_forgetting_events
     from aggregated
+    inner join run_ranges
+        on aggregated.run_id = run_ranges.run_id
     inner join streaks
         on
             aggregated.run_id = streaks.run_id
@@ -88,6 +109,18 @@ joined as (
         on
             aggregated.run_id = forgetting_counted.run_id
             and aggregated.prompt_hash = forgetting_counted.prompt_hash
+),
+
+scaled as (
+    {# a run whose every score is equal has no range: its scaled columns
+       are null and its scaled upsampling score is the seed's #}
+    select
+        *,
+        (final_score - run_min_score)
+        / nullif(run_max_score - run_min_score, 0) as final_score_scaled,
+        learning_rate
+        / nullif(run_max_score - run_min_score, 0) as learning_rate_scaled
+    from joined
 ),
 
 final as (
@@ -113,10 +146,22 @@ final as (
         + {{ upsampling_factor('learning_rate', 'learning_rate') }}
         + {{ upsampling_factor('forgetting', 'num_forgetting_events') }}
             as upsampling_score,
+        run_min_score,
+        run_max_score,
+        final_score_scaled,
+        learning_rate_scaled,
+        coalesce(
+            {{ upsampling_factor('final_score', 'final_score_scaled') }}
+            + {{ upsampling_factor('learning_rate', 'learning_rate_scaled') }}
+            + {{ upsampling_factor('forgetting', 'num_forgetting_events') }},
+            {{ upsampling_factor('final_score', 'final_score') }}
+            + {{ upsampling_factor('learning_rate', 'learning_rate') }}
+            + {{ upsampling_factor('forgetting', 'num_forgetting_events') }}
+        ) as upsampling_score_scaled,
 
         ---------- booleans
         first_success_iter is not null as is_learned,
-        ever_solved = 1 and final_strict_acc = 0 as is_forgotten_at_end,
+        ever_solved = 1 and final_solved = 0 as is_forgotten_at_end,
         coalesce(
             n_iterations >= {{ var('recent_window') }}
             and recent_variance < {{ var('plateau_variance_threshold') }},
@@ -127,7 +172,7 @@ final as (
         zero_variance_streak >= {{ var('dead_prompt_streak') }}
         and final_zero_variance_outcome = 'all_failed' as is_stuck_failed
 
-    from joined
+    from scaled
 )
 
 select * from final
