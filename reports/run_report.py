@@ -113,6 +113,10 @@ SIGNAL_METRICS: dict[str, tuple[str, ...]] = {
     "kl_rising": ("kl",),
     # power_law_scaling
     "power_law_fit": (),
+    # held_out_collapse, reward_held_out_divergence: the held-out metric against the reward
+    "held_out_collapsed": ("eval_accuracy", "reward_mean"),
+    "diverged_in_window": ("eval_accuracy", "reward_mean"),
+    "diverged_over_run": ("eval_accuracy", "reward_mean"),
 }
 CHART_METRICS = {column for chart in CHARTS.values() for column in chart.columns}
 

@@ -15,6 +15,7 @@
     'length_truncation',
     'entropy_collapse_plateau',
     'kl_runaway',
+    'held_out_collapse',
 ] %}
 with
 
