@@ -16,6 +16,7 @@
     'entropy_collapse_plateau',
     'kl_runaway',
     'held_out_collapse',
+    'grpo_signal_loss',
 ] %}
 with
 

@@ -176,7 +176,8 @@ labels as (
         ('kl_runaway', 'KL runaway'),
         ('reward_saturation', 'Reward saturation'),
         ('held_out_collapse', 'Held-out collapse while the reward held'),
-        ('reward_held_out_divergence', 'Reward rising, held-out falling')
+        ('reward_held_out_divergence', 'Reward rising, held-out falling'),
+        ('grpo_signal_loss', 'GRPO signal loss')
     ) as labels (pattern, label)
 ),
 
