@@ -46,6 +46,23 @@ reward_runs as (
     select distinct run_id from fct_reward_steps
 ),
 
+-- the held-out metric reward hacking is judged against (eval_accuracy or the
+-- var performance_metric), first and last, shown first among the numbers
+held_out as (
+    select
+        hacking.run_id,
+        hacking.performance_metric as held_out_metric,
+        summary.first as held_out_first,
+        summary.last as held_out_last
+    from fct_reward_hacking as hacking
+    inner join fct_metric_summary as summary
+        on hacking.run_id = summary.run_id and hacking.performance_metric = summary.metric
+    where
+        hacking.scope = 'run'
+        and hacking.reward_function is null
+        and hacking.verdict <> 'no_performance_metric'
+),
+
 agent_runs as (
     select run_id from fct_eval_steps
     union
@@ -66,6 +83,9 @@ select
     run_ids.run_id,
     coalesce(tracker_runs.source, 'rollouts') as source,
     tracker_runs.state,
+    held_out.held_out_metric,
+    held_out.held_out_first,
+    held_out.held_out_last,
     rollout_runs.last_iteration,
     tracker_runs.last_step,
     coalesce(rollout_runs.rollouts, 0) as rollouts,
@@ -86,5 +106,6 @@ left join tracker_runs on run_ids.run_id = tracker_runs.run_id
 left join findings on run_ids.run_id = findings.run_id
 left join alerts on run_ids.run_id = alerts.run_id
 left join reward_runs on run_ids.run_id = reward_runs.run_id
+left join held_out on run_ids.run_id = held_out.run_id
 left join agent_run_ids on run_ids.run_id = agent_run_ids.run_id
 order by 1

@@ -35,6 +35,7 @@ from tests.integration.test_run_findings import (
     _write_start,
     _write_verl_lines,
 )
+from tests.integration.test_serve import _get, _server
 
 pytestmark = pytest.mark.integration
 
@@ -315,3 +316,43 @@ def test_obs_analyze_and_obs_findings_show_the_new_findings(built: Built) -> Non
         run_cli([*base, "findings", "--run", "signal-loss", "--format", "json"]).stdout
     )
     assert [(f["pattern"], f["severity"]) for f in listed] == [("grpo_signal_loss", "warning")]
+
+
+def test_obs_alerts_raise_the_new_findings(built: Built) -> None:
+    """A held-out collapse is a critical alert (exit 1, for scripts that stop a run);
+    signal loss a warning at the episode's first step."""
+    root = built.root
+    base = ["--lake", root / "lake", "--warehouse", root / "warehouse" / "obs.duckdb"]
+    hacked = run_cli([*base, "alerts", "--run", "hacked", "--level", "warning"], exit_code=1)
+    assert "🚨 [CRITICAL] Step 40: Held-out collapse while the reward held at steps 40-80" in (
+        hacked.stdout
+    )
+    assert "[WARNING] Step 1: Reward rising, held-out falling" in hacked.stdout
+    loss = run_cli([*base, "alerts", "--run", "signal-loss", "--format", "json"])
+    alerts = [a for a in json.loads(loss.stdout) if a["kind"] == "finding"]
+    assert [(a["rule_name"], a["level"], a["step"]) for a in alerts] == [
+        ("grpo_signal_loss", "warning", 7)
+    ]
+    healthy = run_cli([*base, "alerts", "--run", "healthy", "--format", "json"])
+    assert not [a for a in json.loads(healthy.stdout) if a["kind"] == "finding"]
+
+
+def test_the_served_runs_list_shows_the_held_out_metric_and_the_run_page_its_findings(
+    built: Built,
+) -> None:
+    root = built.root
+    with _server(root / "lake", root / "warehouse" / "obs.duckdb", root / "serve.log") as (
+        base,
+        _,
+    ):
+        status, home = _get(base + "/")
+        assert status == 200
+        assert "<th>held-out, first → last</th>" in home
+        # the hacked run's eval_accuracy, its first (0.6) and last (0.03) points
+        assert '<td class="held-out">eval_accuracy 0.600 → 0.030</td>' in home
+        status, page = _get(base + "/runs/hacked")
+        assert status == 200
+        assert "Held-out collapse while the reward held at steps 40-80" in page
+        status, page = _get(base + "/runs/signal-loss")
+        assert status == 200
+        assert "GRPO signal loss at steps 7-9" in page
