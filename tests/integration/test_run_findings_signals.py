@@ -356,3 +356,26 @@ def test_the_served_runs_list_shows_the_held_out_metric_and_the_run_page_its_fin
         status, page = _get(base + "/runs/signal-loss")
         assert status == 200
         assert "GRPO signal loss at steps 7-9" in page
+
+
+def test_a_rollout_landed_later_judges_the_run_again(tmp_path: Path) -> None:
+    """Dumps alone, judged on their rollouts: 2 of 6 groups without gradient at
+    iterations 0-6 and 4 of 6 at iteration 7 give nothing (one point above half);
+    iteration 8 landed later (4 of 6 again) makes the build judge the run again
+    and find the signal loss at 7-8, incrementally as from scratch."""
+    lake, warehouse = tmp_path / "lake", tmp_path / "warehouse" / "obs.duckdb"
+    base = ["--lake", lake, "--warehouse", warehouse]
+    dumps = tmp_path / "dumps"
+    _write_dumps(dumps, {i: SIGNAL_LOSS_GROUPS[i] for i in range(8)})
+    run_cli([*base, "ingest", "rollouts", dumps, "--run", "late", "-q"])
+    run_cli([*base, "build", "-q"])
+    listed = json.loads(run_cli([*base, "findings", "--run", "late", "--format", "json"]).stdout)
+    assert listed == []
+    more = tmp_path / "more"
+    _write_dumps(more, {8: SIGNAL_LOSS_GROUPS[8]})
+    run_cli([*base, "ingest", "rollouts", more, "--run", "late", "-q"])
+    run_cli([*base, "build", "-q"])
+    listed = json.loads(run_cli([*base, "findings", "--run", "late", "--format", "json"]).stdout)
+    assert [(f["pattern"], f["severity"], f["first_step"], f["last_step"]) for f in listed] == [
+        ("grpo_signal_loss", "warning", 7, 8)
+    ]
