@@ -47,20 +47,30 @@ reward_runs as (
 ),
 
 -- the held-out metric reward hacking is judged against (eval_accuracy or the
--- var performance_metric), first and last, shown first among the numbers
+-- var performance_metric), else (a run without reward data) its
+-- eval_accuracy, first and last: shown first among the numbers
+judged as (
+    select
+        run_id,
+        performance_metric
+    from fct_reward_hacking
+    where
+        scope = 'run'
+        and reward_function is null
+        and verdict <> 'no_performance_metric'
+),
+
 held_out as (
     select
-        hacking.run_id,
-        hacking.performance_metric as held_out_metric,
-        summary.first as held_out_first,
-        summary.last as held_out_last
-    from fct_reward_hacking as hacking
-    inner join fct_metric_summary as summary
-        on hacking.run_id = summary.run_id and hacking.performance_metric = summary.metric
+        history.run_id,
+        history.metric as held_out_metric,
+        history.first as held_out_first,
+        history.last as held_out_last
+    from fct_metric_summary as history
+    left join judged on history.run_id = judged.run_id
     where
-        hacking.scope = 'run'
-        and hacking.reward_function is null
-        and hacking.verdict <> 'no_performance_metric'
+        history.metric = judged.performance_metric
+        or (judged.run_id is null and history.canonical_metric = 'eval_accuracy')
 ),
 
 agent_runs as (

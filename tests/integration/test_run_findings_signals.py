@@ -379,3 +379,31 @@ def test_a_rollout_landed_later_judges_the_run_again(tmp_path: Path) -> None:
     assert [(f["pattern"], f["severity"], f["first_step"], f["last_step"]) for f in listed] == [
         ("grpo_signal_loss", "warning", 7, 8)
     ]
+
+
+def test_the_static_dashboard_shows_the_held_out_metric_first(tmp_path: Path) -> None:
+    """Dumps with a metrics.jsonl logging eval/accuracy 0.5 + 0.02 x step (steps 0-9):
+    the header's first number after the run is the held-out metric, 0.500 -> 0.680."""
+    lake, warehouse = tmp_path / "lake", tmp_path / "warehouse" / "obs.duckdb"
+    base = ["--lake", lake, "--warehouse", warehouse]
+    _write_dumps(tmp_path / "dumps", HEALTHY_GROUPS)
+    metrics = tmp_path / "metrics.jsonl"
+    metrics.write_text(
+        "".join(
+            json.dumps({"step": step, "eval/accuracy": 0.5 + 0.02 * step}) + "\n"
+            for step in range(10)
+        )
+    )
+    run_cli([*base, "ingest", "rollouts", tmp_path / "dumps", "--run", "dash", "-q"])
+    run_cli([*base, "ingest", "metrics", metrics, "--run", "dash", "-q"])
+    run_cli([*base, "build", "-q"])
+    out = tmp_path / "dash.html"
+    run_cli([*base, "render-dashboard", "--run", "dash", "--out", out])
+    html = out.read_text()
+    header = html[html.index('<div class="kpis"') : html.index("</header>")]
+    kpis = [
+        part.split('<div class="label">')[1].split("</div>")[0]
+        for part in header.split('<div class="kpi">')[1:]
+    ]
+    assert kpis[:3] == ["run", "held-out eval/accuracy, first → last", "rollouts"]
+    assert '<div class="value">0.500 → 0.680</div>' in header
