@@ -114,6 +114,19 @@ def _alerts_where(run_id: str | None, level: str, since_step: int | None) -> tup
 ALERT_COLUMNS = (
     "run_id, step, rule_name, kind, metric, level, level_rank, message, value, threshold"
 )
+# The run findings (fct_run_findings) that are reward alerts too: the held-out metric
+# against the reward, and GRPO's lost signal. Each is one alert at its episode's first
+# step, kind "finding", rule_name its pattern, its summary the message.
+FINDING_ALERTS = ("held_out_collapse", "reward_held_out_divergence", "grpo_signal_loss")
+FINDING_ALERT_ROWS = (
+    "select run_id, first_step as step, pattern as rule_name, 'finding' as kind, "
+    "cast(null as varchar) as metric, severity as level, "
+    "case severity when 'critical' then 4 when 'warning' then 2 else 1 end as level_rank, "
+    "summary as message, cast(null as double) as value, cast(null as double) as threshold "
+    "from fct_run_findings where pattern in ("
+    + ", ".join(f"'{pattern}'" for pattern in FINDING_ALERTS)
+    + ")"
+)
 
 
 def alerts_from(
@@ -122,11 +135,15 @@ def alerts_from(
     level: str = "info",
     since_step: int | None = None,
 ) -> list[dict[str, Any]]:
-    """fct_alerts rows at or above ``level``, each run's oldest first."""
+    """fct_alerts rows at or above ``level``, with the findings of FINDING_ALERTS, each
+    run's oldest first."""
     where, params = _alerts_where(run_id, level, since_step)
+    source = f"select {ALERT_COLUMNS} from fct_alerts"
+    if "fct_run_findings" in table_names(con):
+        source += f" union all {FINDING_ALERT_ROWS}"
     return rows(
         con,
-        f"select {ALERT_COLUMNS} from fct_alerts where {where} "
+        f"select * from ({source}) as alerts where {where} "
         "order by run_id, step, level_rank desc, rule_name",
         params,
     )

@@ -113,6 +113,14 @@ SIGNAL_METRICS: dict[str, tuple[str, ...]] = {
     "kl_rising": ("kl",),
     # power_law_scaling
     "power_law_fit": (),
+    # held_out_collapse, reward_held_out_divergence: the held-out metric against the reward
+    "held_out_collapsed": ("eval_accuracy", "reward_mean"),
+    "diverged_in_window": ("eval_accuracy", "reward_mean"),
+    "diverged_over_run": ("eval_accuracy", "reward_mean"),
+    # grpo_signal_loss: the trainer's share of zero-variance groups
+    "groups_all_solved": ("zero_std_frac",),
+    "groups_all_failed": ("zero_std_frac",),
+    "zero_std_groups": ("zero_std_frac",),
 }
 CHART_METRICS = {column for chart in CHARTS.values() for column in chart.columns}
 

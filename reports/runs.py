@@ -493,8 +493,9 @@ def load_findings(
     con = open_runs(warehouse)
     try:
         require_tables(con, warehouse, "fct_run_findings")
+        # a run of rollouts alone has findings too (those over its rollouts)
         run_id = (
-            resolve_run(con, warehouse, run, WITH_HISTORY, by_name="strict").run_id
+            resolve_run(con, warehouse, run, WITH_HISTORY, by_name="strict", required=False).run_id
             if run is not None
             else None
         )

@@ -584,8 +584,11 @@ def test_several_runs_get_a_comparison_tab_a_picker_and_a_runs_table(
         assert page.count(f'<div class="run-block" data-run="{run}">') == len(TRAINING.tabs)
         assert page.count(f'id="prompt_dynamics_fi__{run}"') == 1
     assert '<h2 class="run">' not in page
-    rows = re.findall(r'<tr data-run="([^"]+)">\s*<td>[^<]*</td>\s*<td>([^<]*)</td>', page)
-    assert rows == [("early", "10"), ("small", "16")]  # rollouts: 4 + 6, and 4 + 6 + 6
+    rows = re.findall(
+        r'<tr data-run="([^"]+)">\s*<td>[^<]*</td>\s*<td>([^<]*)</td>\s*<td>([^<]*)</td>', page
+    )
+    # the held-out metric first (none logged), then rollouts: 4 + 6, and 4 + 6 + 6
+    assert rows == [("early", "-", "10"), ("small", "-", "16")]
     assert 'class="kpis"' not in page  # one table row a run, not a row of tiles each
 
 

@@ -1,7 +1,9 @@
 {{ config(incremental_by(['run_id'])) }}
 {# The runs the findings judge, one row each: every run with a tracker
-   history, how many lake parts of it were judged (`run_parts`: the
-   findings' models read a run again when this count changes), and the
+   history or rollouts, how much of it was judged (`run_parts`: the
+   history's lake parts plus the run's rollouts in int_prompt_iteration, a
+   count that grows whenever either does; the findings' models read a run
+   again when it changes), and the
    run's length over the metrics judged point by point, which sets what
    noise gives a run that long.
 
@@ -12,18 +14,35 @@
    trailing window has heavier tails than a normal's (hence 15% more): 4.3
    at 200 steps, 5.0 at 2,000, 5.5 at 20,000. #}
 {%- set spike_z = var('spike_z') -%}
+{#- (rollouts never leave the lake, and a file landed twice adds nothing,
+    so their count grows with every rollout landed) -#}
+{%- set parts -%}
+    (select
+        run_id,
+        cast(sum(run_parts) as bigint) as run_parts
+    from (
+        select
+            run_id,
+            max(run_parts) as run_parts
+        from {{ ref('int_metric_history') }}
+        group by 1
+        union all
+        select
+            run_id,
+            sum(n_samples) as run_parts
+        from {{ ref('int_prompt_iteration') }}
+        group by 1
+    ) as judged_parts
+    group by 1)
+{%- endset %}
 with
 
-changed_history as (
-    {{ changed_runs(ref('int_metric_history'), ref('int_metric_history')) }}
+judged_runs as (
+    {{ changed_runs(parts, parts) }}
 ),
 
-judged_runs as (
-    select
-        run_id,
-        max(run_parts) as run_parts
-    from changed_history
-    group by 1
+changed_history as (
+    {{ changed_runs(ref('int_metric_history'), parts) }}
 ),
 
 run_lengths as (

@@ -15,6 +15,8 @@
     'length_truncation',
     'entropy_collapse_plateau',
     'kl_runaway',
+    'held_out_collapse',
+    'grpo_signal_loss',
 ] %}
 with
 

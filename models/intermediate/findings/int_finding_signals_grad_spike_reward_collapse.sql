@@ -41,6 +41,52 @@ grad_spikes as (
     where metric = 'grad_norm' and z > {{ spike_z }}
 ),
 
+later_levels as (
+    {# The gradient norm's level after its first point. #}
+    select
+        run_id,
+        {{ median('value') }} as later_median,
+        count(*) as later_points
+    from stats
+    where metric = 'grad_norm' and n between 2 and {{ spike_window + 1 }}
+    group by 1
+),
+
+first_point_spikes as (
+    select
+        first_point.run_id,
+        first_point.step as spike_step,
+        first_point.value as grad_norm,
+        (ln(first_point.value) - ln(later_levels.later_median))
+        / first_point.noise_scale as grad_z,
+        later_levels.later_median as grad_trailing_median,
+        false as is_burn_in_spike,
+        later_levels.later_median as grad_before,
+        true as is_first_point
+    from stats as first_point
+    inner join later_levels on first_point.run_id = later_levels.run_id
+    where
+        first_point.metric = 'grad_norm'
+        and first_point.n = 1
+        and later_levels.later_points >= {{ min_history }}
+        and first_point.value
+        >= {{ var('first_point_spike_ratio') }} * later_levels.later_median
+        and (
+            first_point.noise_scale is null
+            or (ln(first_point.value) - ln(later_levels.later_median))
+            / first_point.noise_scale > {{ spike_z }}
+        )
+),
+
+all_spikes as (
+    select
+        *,
+        false as is_first_point
+    from grad_spikes
+    union all
+    select * from first_point_spikes
+),
+
 reward_moving as (
     {# The reward's mean over each run of `collapse_min_points` points: a
        collapse is a drop that lasts, not one bad batch. #}
@@ -69,24 +115,25 @@ reward_after_spike as (
         grad_trailing_median,
         is_burn_in_spike,
         grad_before,
+        is_first_point,
         trailing_median,
         reward_noise,
         reward_points_before
     from (
         select
-            grad_spikes.*,
+            all_spikes.*,
             reward.trailing_median,
             reward.noise_scale as reward_noise,
             reward.trailing_points as reward_points_before,
             row_number() over (
-                partition by grad_spikes.run_id, grad_spikes.spike_step order by reward.step
+                partition by all_spikes.run_id, all_spikes.spike_step order by reward.step
             ) as reward_rank
-        from grad_spikes
+        from all_spikes
         inner join stats as reward
             on
-                grad_spikes.run_id = reward.run_id
+                all_spikes.run_id = reward.run_id
                 and reward.metric = 'reward_mean'
-                and grad_spikes.spike_step <= reward.step
+                and all_spikes.spike_step <= reward.step
     ) as rewards_after_spike
     where reward_rank = 1
 ),
@@ -94,16 +141,16 @@ reward_after_spike as (
 reward_at_start as (
     {# Burn-in: the reward's points at or before the spike's step. #}
     select
-        grad_spikes.run_id,
-        grad_spikes.spike_step,
+        all_spikes.run_id,
+        all_spikes.spike_step,
         {{ median('reward.value') }} as early_median,
         count(*) as early_points
-    from grad_spikes
+    from all_spikes
     inner join stats as reward
         on
-            grad_spikes.run_id = reward.run_id
+            all_spikes.run_id = reward.run_id
             and reward.metric = 'reward_mean'
-            and grad_spikes.spike_step >= reward.step
+            and all_spikes.spike_step >= reward.step
     group by 1, 2
 ),
 
@@ -174,6 +221,7 @@ collapses as (
         any_value(grad_trailing_median) as grad_trailing_median,
         any_value(is_burn_in_spike) as is_burn_in_spike,
         any_value(grad_before) as grad_before,
+        any_value(is_first_point) as is_first_point,
         any_value(reward_before) as reward_before,
         any_value(is_early_baseline) as is_early_baseline,
         min(reward) as reward_min,
@@ -195,6 +243,13 @@ signals as (
         'grad_norm reached ' || {{ number_text(round_to('grad_norm', 3)) }}
         || ' at step ' || spike_step
         || case
+            when is_first_point
+                then
+                    ', ' || {{ number_text(round_to('grad_norm / grad_before', 1)) }}
+                    || 'x the median ' || {{ number_text(round_to('grad_before', 3)) }}
+                    || ' of the points after it, z '
+                    || coalesce({{ number_text(round_to('grad_z', 1)) }}, '-')
+                    || ' (first point: nothing before it)'
             when is_burn_in_spike
                 then
                     ' from ' || {{ number_text(round_to('grad_before', 3)) }}

@@ -174,7 +174,10 @@ labels as (
         ('length_truncation', 'Length truncation'),
         ('entropy_collapse_plateau', 'Entropy collapse then plateau'),
         ('kl_runaway', 'KL runaway'),
-        ('reward_saturation', 'Reward saturation')
+        ('reward_saturation', 'Reward saturation'),
+        ('held_out_collapse', 'Held-out collapse while the reward held'),
+        ('reward_held_out_divergence', 'Reward rising, held-out falling'),
+        ('grpo_signal_loss', 'GRPO signal loss')
     ) as labels (pattern, label)
 ),
 

@@ -1,0 +1,327 @@
+{{ config(incremental_by(['run_id'])) }}
+{# The rules held_out_collapse and reward_held_out_divergence: the held-out
+   metric (int_reward_held_out: eval_accuracy, or what the var
+   performance_metric names) against the training reward (reward_mean).
+   - held_out_collapse (critical): from one of its points to its last, every
+     held-out point is at least `held_out_collapse_fraction` below its start
+     (the mean of its first `held_out_start_points` points), over at least
+     `held_out_collapse_min_points` points, while reward_mean's mean over
+     those steps is not that far below its own start (its points up to the
+     held-out start's last step, or its first point): the model got worse
+     at the task while the reward it optimised held.
+   - reward_held_out_divergence (warning): over a window of
+     `divergence_window` held-out points running, or the whole run, the
+     held-out metric's least-squares fit falls by at least
+     `divergence_drop_fraction` of its fitted start, steadily (r-squared at
+     least `rising_min_r2`), while reward_mean's fit over the same steps
+     (at least `divergence_min_reward_points` points) rises steadily.
+   One row per signal of the runs judged, and one per run judged with a
+   null pattern whose run_parts says how far it was judged (macro
+   changed_runs; see int_finding_runs). #}
+{%- set start_points = var('held_out_start_points') -%}
+{%- set collapse_fraction = var('held_out_collapse_fraction') -%}
+{%- set window = var('divergence_window') -%}
+with
+
+judged_runs as (
+    {{ changed_runs(ref('int_finding_runs'), ref('int_finding_runs')) }}
+),
+
+stats as (
+    {{ changed_runs(ref('int_metric_scores'), ref('int_finding_runs')) }}
+),
+
+held_out_points as (
+    {{ changed_runs(ref('int_reward_held_out'), ref('int_finding_runs')) }}
+),
+
+held_out as (
+    select
+        run_id,
+        step,
+        performance_metric,
+        performance as value,
+        row_number() over (partition by run_id order by step) as n,
+        count(*) over (partition by run_id) as points
+    from held_out_points
+),
+
+rewards as (
+    select
+        run_id,
+        step,
+        n,
+        value
+    from stats
+    where metric = 'reward_mean'
+),
+
+held_out_starts as (
+    select
+        run_id,
+        any_value(performance_metric) as performance_metric,
+        avg(value) as start_level,
+        max(step) as start_last_step
+    from held_out
+    where n <= {{ start_points }}
+    group by 1
+),
+
+low_points as (
+    {# Each point after the start, and whether it and every later point
+       sit at least held_out_collapse_fraction below the start. #}
+    select
+        held_out.run_id,
+        held_out.step,
+        held_out.n,
+        held_out.points,
+        held_out.value,
+        bool_and(
+            held_out.value
+            <= held_out_starts.start_level
+            - {{ collapse_fraction }} * abs(held_out_starts.start_level)
+        ) over (
+            partition by held_out.run_id order by held_out.n
+            rows between current row and unbounded following
+        ) as is_low_to_end
+    from held_out
+    inner join held_out_starts on held_out.run_id = held_out_starts.run_id
+    where held_out_starts.start_level > 0
+),
+
+collapses as (
+    select
+        low_points.run_id,
+        min(low_points.step) as first_low_step,
+        max(low_points.step) as last_step,
+        count(*) as low_points,
+        avg(low_points.value) as low_mean
+    from low_points
+    where low_points.is_low_to_end and low_points.n > {{ start_points }}
+    group by 1
+    having count(*) >= {{ var('held_out_collapse_min_points') }}
+),
+
+reward_starts as (
+    select
+        rewards.run_id,
+        avg(rewards.value) as reward_start
+    from rewards
+    inner join held_out_starts on rewards.run_id = held_out_starts.run_id
+    where rewards.step <= held_out_starts.start_last_step or rewards.n = 1
+    group by 1
+),
+
+reward_during as (
+    select
+        collapses.run_id,
+        avg(rewards.value) as reward_during,
+        count(*) as reward_points
+    from collapses
+    inner join rewards
+        on
+            collapses.run_id = rewards.run_id
+            and rewards.step between collapses.first_low_step and collapses.last_step
+    group by 1
+),
+
+held_collapses as (
+    {# ... while the reward held. #}
+    select
+        collapses.*,
+        held_out_starts.performance_metric,
+        held_out_starts.start_level,
+        reward_starts.reward_start,
+        reward_during.reward_during,
+        reward_during.reward_points
+    from collapses
+    inner join held_out_starts on collapses.run_id = held_out_starts.run_id
+    inner join reward_starts on collapses.run_id = reward_starts.run_id
+    inner join reward_during on collapses.run_id = reward_during.run_id
+    where
+        reward_during.reward_during
+        > reward_starts.reward_start - {{ collapse_fraction }} * abs(reward_starts.reward_start)
+),
+
+windows as (
+    {# Every window of divergence_window held-out points running, and the
+       whole run when it holds more points than that. #}
+    select
+        held_out.run_id,
+        held_out.step as last_step,
+        min(member.step) as first_step,
+        'window' as span
+    from held_out
+    inner join held_out as member
+        on
+            held_out.run_id = member.run_id
+            and member.n between held_out.n - {{ window - 1 }} and held_out.n
+    where held_out.n >= {{ window }}
+    group by 1, 2
+    union all
+    select
+        run_id,
+        max(step) as last_step,
+        min(step) as first_step,
+        'run' as span
+    from held_out
+    group by 1
+    having count(*) > {{ window }}
+),
+
+held_out_fits as (
+    select
+        windows.run_id,
+        windows.first_step,
+        windows.last_step,
+        windows.span,
+        any_value(held_out.performance_metric) as performance_metric,
+        {{ regression_slope('held_out.value', 'held_out.step') }} as slope,
+        power(corr(held_out.value, held_out.step), 2) as r_squared,
+        avg(held_out.value) as mean_value,
+        avg(held_out.step) as mean_step
+    from windows
+    inner join held_out
+        on
+            windows.run_id = held_out.run_id
+            and held_out.step between windows.first_step and windows.last_step
+    group by 1, 2, 3, 4
+),
+
+reward_fits as (
+    select
+        windows.run_id,
+        windows.first_step,
+        windows.last_step,
+        {{ regression_slope('rewards.value', 'rewards.step') }} as slope,
+        power(corr(rewards.value, rewards.step), 2) as r_squared,
+        avg(rewards.value) as mean_value,
+        avg(rewards.step) as mean_step,
+        count(*) as reward_points
+    from windows
+    inner join rewards
+        on
+            windows.run_id = rewards.run_id
+            and rewards.step between windows.first_step and windows.last_step
+    group by 1, 2, 3
+),
+
+fitted as (
+    {# Each fit's values at the window's ends. #}
+    select
+        held_out_fits.run_id,
+        held_out_fits.first_step,
+        held_out_fits.last_step,
+        held_out_fits.span,
+        held_out_fits.performance_metric,
+        held_out_fits.r_squared as held_out_r_squared,
+        held_out_fits.mean_value
+        + held_out_fits.slope * (held_out_fits.first_step - held_out_fits.mean_step)
+            as held_out_start,
+        held_out_fits.mean_value
+        + held_out_fits.slope * (held_out_fits.last_step - held_out_fits.mean_step)
+            as held_out_end,
+        reward_fits.r_squared as reward_r_squared,
+        reward_fits.reward_points,
+        reward_fits.mean_value
+        + reward_fits.slope * (reward_fits.first_step - reward_fits.mean_step)
+            as reward_start,
+        reward_fits.mean_value
+        + reward_fits.slope * (reward_fits.last_step - reward_fits.mean_step)
+            as reward_end,
+        held_out_fits.slope as held_out_slope,
+        reward_fits.slope as reward_slope
+    from held_out_fits
+    inner join reward_fits
+        on
+            held_out_fits.run_id = reward_fits.run_id
+            and held_out_fits.first_step = reward_fits.first_step
+            and held_out_fits.last_step = reward_fits.last_step
+),
+
+divergences as (
+    select
+        *,
+        (held_out_start - held_out_end) / abs(held_out_start) as held_out_fall,
+        {{ divide('reward_end - reward_start', 'abs(reward_start)') }} as reward_rise
+    from fitted
+    where
+        held_out_slope < 0
+        and held_out_start <> 0
+        and (held_out_start - held_out_end)
+        >= {{ var('divergence_drop_fraction') }} * abs(held_out_start)
+        and held_out_r_squared >= {{ var('rising_min_r2') }}
+        and reward_points >= {{ var('divergence_min_reward_points') }}
+        and reward_slope > 0
+        and reward_r_squared >= {{ var('rising_min_r2') }}
+),
+
+signals as (
+    select
+        run_id,
+        'held_out_collapse' as pattern,
+        'held_out_collapsed' as signal,
+        first_low_step as start_step,
+        last_step as step,
+        3 as severity_rank,
+        (start_level - low_mean) / abs(start_level) as strength,
+        performance_metric || ' averaged ' || {{ number_text(round_to('low_mean', 3)) }}
+        || ' over its ' || low_points || ' points from step ' || first_low_step
+        || ' to its last at step ' || last_step || ', '
+        || cast(cast(round(100 * (start_level - low_mean) / abs(start_level)) as bigint) as string)
+        || '% below its start ' || {{ number_text(round_to('start_level', 3)) }}
+        || ', while reward_mean held (' || {{ number_text(round_to('reward_during', 3)) }}
+        || ' over those steps against ' || {{ number_text(round_to('reward_start', 3)) }}
+        || ' at the start)' as phrase,
+        {{ key_value_list([
+            ("'held_out_start'", 'start_level'),
+            ("'held_out_after'", 'low_mean'),
+            ("'held_out_fall'", '(start_level - low_mean) / abs(start_level)'),
+            ("'reward_start'", 'reward_start'),
+            ("'reward_after'", 'reward_during'),
+        ]) }} as measures
+    from held_collapses
+    union all
+    select
+        run_id,
+        'reward_held_out_divergence' as pattern,
+        case when span = 'run' then 'diverged_over_run' else 'diverged_in_window' end as signal,
+        first_step as start_step,
+        last_step as step,
+        2 as severity_rank,
+        held_out_fall as strength,
+        performance_metric || ' fell ' || cast(cast(round(100 * held_out_fall) as bigint) as string)
+        || '% over steps ' || first_step || '-' || last_step
+        || case when span = 'run' then ' (the whole run)' else '' end
+        || ' (fitted ' || {{ number_text(round_to('held_out_start', 3)) }} || ' to '
+        || {{ number_text(round_to('held_out_end', 3)) }}
+        || ') while reward_mean rose (fitted ' || {{ number_text(round_to('reward_start', 3)) }}
+        || ' to ' || {{ number_text(round_to('reward_end', 3)) }} || ', r-squared '
+        || {{ number_text(round_to('reward_r_squared', 2)) }} || ')' as phrase,
+        {{ key_value_list([
+            ("'held_out_start'", 'held_out_start'),
+            ("'held_out_end'", 'held_out_end'),
+            ("'held_out_fall'", 'held_out_fall'),
+            ("'reward_start'", 'reward_start'),
+            ("'reward_end'", 'reward_end'),
+            ("'reward_rise'", 'reward_rise'),
+            ("'reward_r_squared'", 'reward_r_squared'),
+        ]) }} as measures
+    from divergences
+),
+
+final as (
+    select
+        signals.*,
+        judged_runs.run_parts
+    from signals
+    inner join judged_runs using (run_id)
+    union all
+    {#- one row per run judged, pattern null: how far it was judged #}
+    {{ judged_run_marks([
+        'pattern', 'signal', 'start_step', 'step', 'severity_rank', 'strength',
+        'phrase', 'measures',
+    ]) }}
+)
+
+select * from final
