@@ -30,7 +30,10 @@ pass_settings = click.make_pass_decorator(Settings)
 
 def quiet_option(func: F) -> F:
     return click.option(
-        "-q", "--quiet", is_flag=True, help="No progress bar and no summary on stderr."
+        "-q",
+        "--quiet",
+        is_flag=True,
+        help="No progress bar and no summary; what went wrong still prints on stderr.",
     )(func)
 
 

@@ -129,7 +129,8 @@ def compare_runs(
     for run_id in ids:
         found = rows(
             con,
-            "select run_id, name, state, steps, last_step from dim_runs where run_id = ?",
+            "select run_id, name, state, last_landed_at, steps, last_step from dim_runs "
+            "where run_id = ?",
             [run_id],
         )
         no_history = {"name": run_id, "state": None, "steps": 0, "last_step": None}
@@ -172,7 +173,18 @@ def compare_runs(
             "order by run_id",
             ids,
         )
-    out["config_differences"] = _config_diff(con, ids)
+    # A run with no config landed differs from the others in nothing it says: it is named
+    # apart, and the diff is between the runs that have one.
+    marks = ", ".join("?" for _ in ids)
+    configured = {
+        r["run_id"]
+        for r in rows(
+            con, f"select distinct run_id from fct_run_config where run_id in ({marks})", ids
+        )
+    }
+    out["runs_without_config"] = [r for r in ids if r not in configured]
+    with_config = [r for r in ids if r in configured]
+    out["config_differences"] = _config_diff(con, with_config) if len(with_config) > 1 else []
     out["prompt_diff"] = _prompt_diff(con, ids, present)
     return out
 

@@ -27,6 +27,8 @@ from obs.reports.warehouse import (
 )
 
 SEVERITIES = ("info", "warning", "critical")
+# Why a tracker run has no created time.
+NO_CLOCK = "no source of this run carries a clock time"
 # The section of every finding, with its evidence and hypotheses.
 FINDINGS = "Findings and hypotheses"
 
@@ -93,7 +95,8 @@ def list_runs(
             params += [key, key, value, value]
         listed = rows(
             con,
-            "select run_id, name, state, source, project, tags, created_at, steps, last_step, "
+            "select run_id, name, state, source, sources, project, tags, created_at, "
+            "created_from, last_landed_at, steps, last_step, "
             f"metrics from dim_runs where {' and '.join(where)}",
             params,
         )
@@ -104,7 +107,18 @@ def list_runs(
         listed += [
             {
                 "run_id": run_id,
-                **dict.fromkeys(("name", "state", "source", "project", "created_at")),
+                **dict.fromkeys(
+                    (
+                        "name",
+                        "state",
+                        "source",
+                        "sources",
+                        "project",
+                        "created_at",
+                        "created_from",
+                        "last_landed_at",
+                    )
+                ),
                 "tags": [],
                 **dict.fromkeys(("steps", "last_step", "metrics")),
             }
@@ -190,10 +204,17 @@ def _run_info(info: dict[str, Any]) -> Section:
         "run_id": info["run_id"],
         "name": info["name"],
         "state": info["state"],
-        "source": info["source"],
+        # a stated state names its source; an unknown one says when data last came
+        **(
+            {"state_from": info["state_source"]}
+            if info["state_source"]
+            else {"last_data_landed": info["last_landed_at"]}
+        ),
+        "sources": list(info["sources"] or []),
         "project": info["project"],
         "tags": list(info["tags"] or []),
         "created_at": info["created_at"],
+        "created_from": info["created_from"] or NO_CLOCK,
         "steps": info["steps"],
         "last_step": info["last_step"],
         "metrics": info["metrics"],
@@ -534,7 +555,11 @@ def export_run(warehouse: Path, run: str, out: Path) -> dict[str, Any]:
         "id": run_id,
         "name": info["name"],
         "state": info["state"],
+        "state_source": info["state_source"],
         "created_at": info["created_at"].isoformat() if info["created_at"] else None,
+        "created_from": info["created_from"],
+        "last_landed_at": info["last_landed_at"].isoformat() if info["last_landed_at"] else None,
+        "sources": list(info["sources"] or []),
         "updated_at": info["updated_at"].isoformat() if info["updated_at"] else None,
         "tags": list(info["tags"] or []),
         "config": _json(info["config"]),

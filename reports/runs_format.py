@@ -260,7 +260,10 @@ def compare_text(result: dict[str, Any]) -> str:
     lines = [f"Comparing {len(result['runs'])} runs:"]
     lines += table(
         ["run", "name", "state", "steps", "last step"],
-        [[r["run_id"], r["name"], r["state"], r["steps"], r["last_step"]] for r in result["runs"]],
+        [
+            [r["run_id"], r["name"], state_text(r), r["steps"], r["last_step"]]
+            for r in result["runs"]
+        ],
     )
     lines += ["", "Metric comparison:"]
     lines += _metric_lines(result["metrics"], False) or ["  (none of the metrics is logged)"]
@@ -275,11 +278,14 @@ def compare_text(result: dict[str, Any]) -> str:
         )
     lines += ["", "Config keys that differ:"]
     diffs = result["config_differences"]
+    without = result.get("runs_without_config") or []
+    if without:
+        lines.append(f"  no config landed for {', '.join(without)}")
     if diffs:
-        ids = [r["run_id"] for r in result["runs"]]
+        ids = list(diffs[0]["values"])
         lines += table(["key", *ids], [[d["key"], *d["values"].values()] for d in diffs])
-    else:
-        lines.append("  (none)")
+    elif len(result["runs"]) - len(without) > 1:
+        lines.append("  (none: every config value is the same)")
     if result.get("prompt_diff"):
         lines += ["", "Prompts both runs trained on:"]
         lines += table(
@@ -295,16 +301,47 @@ def compare_text(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def state_text(run: dict[str, Any]) -> str:
+    """A run's state as a source stated it, else ``unknown`` with when its data last landed."""
+    state = run.get("state")
+    if state is None:
+        return "-"
+    if state != "unknown":
+        return str(state)
+    landed = run.get("last_landed_at")
+    return f"unknown (last data landed {number(landed)})" if landed else "unknown"
+
+
+def created_text(run: dict[str, Any]) -> str:
+    """When a run started, or ``-`` with why there is no time (a tracker run only)."""
+    if run.get("created_at") is not None:
+        return number(run["created_at"])
+    if run.get("source") is None:  # rollouts only: no tracker to ask
+        return "-"
+    return "- (no source of this run carries a clock time)"
+
+
 def runs_text(found: list[dict[str, Any]]) -> str:
     if not found:
         return "no runs match\n"
     words = {kind.key: kind.data for kind in KINDS}
     lines = table(
-        ["run id", "name", "state", "source", "created", "steps", "holds", "tags"],
+        ["run id", "name", "state", "sources", "created", "steps", "holds", "tags"],
         [
-            [r["run_id"], r["name"], r["state"], r["source"], r["created_at"], r["steps"],
-             ", ".join(words[k] for k in r["holds"]), r["tags"]]
+            [r["run_id"], r["name"], state_text(r), r.get("sources") or r["source"],
+             r["created_at"], r["steps"], ", ".join(words[k] for k in r["holds"]), r["tags"]]
             for r in found
         ],
     )  # fmt: skip
-    return "\n".join(lines) + "\n"
+    notes = []
+    if any(r.get("state") == "unknown" for r in found):
+        notes.append(
+            "unknown: no source of the run states it (a log with no end record yet, a file"
+            " still being written, a trainer_state.json short of max_steps)"
+        )
+    if any(r["created_at"] is None and r.get("source") is not None for r in found):
+        notes.append(
+            "created -: no source of the run carries a clock time (trainer_state.json and"
+            " eval logs hold none; a reward monitor's timestamps may count from its start)"
+        )
+    return "\n".join([*lines, *([""] if notes else []), *notes]) + "\n"

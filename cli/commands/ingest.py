@@ -263,6 +263,10 @@ def _report(
     line on stdout (``{label}: {landed} landed, N rejected, from
     {read_from} -> LAKE``), then the rejects: each one (``list_each``, when
     they are few and each names its file) or the commonest reasons.
+
+    ``--quiet``: no summary and no news; what went wrong still prints on
+    stderr (each problem file's warning and the rejects), so a quiet ingest
+    that prints nothing landed everything it read.
     """
     if as_json:
         click.echo(json.dumps(_payload(result, settings)))
@@ -271,21 +275,28 @@ def _report(
     unreadable = [f for f in result.files if f.status == "unreadable"]
     # (a lone source that could not be read is the command's error line)
     only_unreadable = len(unreadable) == 1 and len(result.files) == 1
-    if not quiet and not only_unreadable:
+    if not only_unreadable:
         for file in result.files:
             if file.note and (file.status != "unchanged" or "as far as" in file.note):
+                if quiet and not file.is_problem:
+                    continue
                 kind = "warning" if file.is_problem else "note"
                 echo_err(f"{kind}: {file.source}: {file.note}")
-    click.echo(
-        (f"{label}: " if label else "")
-        + f"{landed} landed, {result.rows_rejected:,} rejected, from {read_from} "
-        f"-> {settings.lake}"
-    )
-    if not quiet and list_each is not None:
+    if not quiet:
+        click.echo(
+            (f"{label}: " if label else "")
+            + f"{landed} landed, {result.rows_rejected:,} rejected, from {read_from} "
+            f"-> {settings.lake}"
+        )
+    elif result.rows_rejected:
+        echo_err(
+            (f"{label}: " if label else "") + f"{result.rows_rejected:,} rejected, from {read_from}"
+        )
+    if list_each is not None:
         for file in result.files:
             for line in list_each(file)[:20]:
                 echo_err(f"  rejected: {line}")
-    elif not quiet:
+    else:
         reasons = _reasons(result)
         for reason, count in reasons.most_common(5):
             echo_err(f"  rejected {count}: {reason}")

@@ -36,7 +36,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 import yaml
-from obs.ingest.errors import IngestError
+from obs.ingest.errors import IngestError, install_hint
 from obs.ingest.trackers.base import RunHistory, as_step, safe_run_id, utc
 
 FORMAT = "mlflow"
@@ -493,7 +493,7 @@ def _client(store: Path, origin: Path) -> Any:
     except ImportError:
         raise IngestError(
             f"{origin}: reading an MLflow file store needs the mlflow package: "
-            "pip install 'obs-warehouse[mlflow]'"
+            + install_hint("mlflow")
         ) from None
     try:
         return MlflowClient(tracking_uri=store.resolve().as_uri())

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from obs.ingest.errors import IngestError
+from obs.ingest.errors import IngestError, install_hint
 from obs.ingest.trackers.base import RunHistory, as_step, safe_run_id, utc
 
 FORMAT = "tensorboard"
@@ -420,7 +420,7 @@ def _require_tensorboard(origin: Path) -> None:
     except ImportError:
         raise IngestError(
             f"{origin}: reading TensorBoard event files needs the tensorboard package: "
-            "pip install 'obs-warehouse[tensorboard]'"
+            + install_hint("tensorboard")
         ) from None
 
 

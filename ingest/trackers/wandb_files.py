@@ -32,7 +32,7 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlparse
 
-from obs.ingest.errors import IngestError
+from obs.ingest.errors import IngestError, install_hint
 from obs.ingest.readers import TooDeep, holds_cut, loads, loads_cut, too_deep
 from obs.ingest.trackers.base import RunHistory, as_step, safe_run_id, unwrap_config, utc
 
@@ -43,7 +43,7 @@ FORMATS: dict[str, str] = {
 }
 
 LOG_SUFFIX = ".wandb"
-INSTALL = "install the W&B reader: pip install 'obs-warehouse[wandb]'"
+INSTALL = "install the W&B reader: " + install_hint("wandb")
 # Sniffing an export: files up to this size are parsed whole (exact top-level
 # keys); larger ones are judged from their head so a folder scan stays cheap.
 SNIFF_PARSE_LIMIT = 16 * 1024 * 1024

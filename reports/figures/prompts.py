@@ -5,6 +5,8 @@ distribution by iteration.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -29,11 +31,81 @@ UNSOLVED, SOLVED = "#f1a340", "#542788"
 SOLVED_SCALE = [[0.0, UNSOLVED], [0.5, UNSOLVED], [0.5, SOLVED], [1.0, SOLVED]]
 
 
+@dataclass(frozen=True)
+class Columns:
+    """A prompt heatmap's columns: one per iteration, or one per visit.
+
+    A run that shows each prompt once every k iterations (an epoch spread over
+    k iterations) leaves k - 1 of every k cells of a row empty: a checkerboard.
+    When every prompt's n-th visit falls in the n-th block of k iterations, the
+    columns are the visits instead (a prompt's n-th visit: the n-th epoch), and
+    the iteration of each cell stays in its hover. The marts keep iterations.
+    """
+
+    x: np.ndarray  # the column values: iterations, or visit numbers
+    of_row: pd.Series  # each frame row's column value
+    every: int  # iterations per column: 1 when the columns are iterations
+    title: str  # the axis title
+
+    @property
+    def folded(self) -> bool:
+        return self.every > 1
+
+
+def columns(frame: pd.DataFrame, first_visit: int = 1) -> Columns:
+    """Visits when they are regular (see ``Columns``), else iterations.
+
+    ``frame`` holds one row per prompt (``prompt_hash``) and iteration shown;
+    ``first_visit`` numbers a prompt's first row (the forgetting heatmap's rows
+    start at a prompt's second visit: its first change).
+    """
+    iterations = np.sort(frame["iteration"].unique())
+    plain = Columns(iterations, frame["iteration"], 1, "iteration")
+    if len(iterations) < 2:
+        return plain
+    visit = frame.groupby("prompt_hash")["iteration"].rank(method="first").astype("int64") - 1
+    most = int(visit.max()) + 1
+    every = -(-len(iterations) // most)  # k: the iterations shown over the most visits
+    if every < 2:
+        return plain
+    position = pd.Series(np.searchsorted(iterations, frame["iteration"]), index=frame.index)
+    if not (position // every == visit).all():
+        return plain  # a prompt seen twice in a block, or first seen late: not regular
+    return Columns(
+        np.arange(first_visit, first_visit + most),
+        visit + first_visit,
+        every,
+        f"visit (each prompt's n-th: one every {every} iterations)",
+    )
+
+
+def _grid(
+    frame: pd.DataFrame, value: str, index: str, rows: list[str], shown: Columns
+) -> tuple[np.ndarray, np.ndarray]:
+    """The heatmap's values and each cell's iteration (NaN where not observed)."""
+    placed = frame.assign(_column=shown.of_row.to_numpy())
+    z = placed.pivot_table(index=index, columns="_column", values=value, aggfunc="mean")
+    at = placed.pivot_table(index=index, columns="_column", values="iteration", aggfunc="min")
+    return (
+        z.reindex(index=rows, columns=shown.x).to_numpy(dtype=float),
+        at.reindex(index=rows, columns=shown.x).to_numpy(dtype=float),
+    )
+
+
+def _fold_note(shown: Columns) -> list[str]:
+    if not shown.folded:
+        return []
+    return [
+        f"columns are visits: each prompt is seen once every {shown.every} iterations"
+        " (hover for the iteration)"
+    ]
+
+
 def _prompt_rows(
     figure: go.Figure,
     title: str,
     labels: list[str],
-    iterations: np.ndarray,
+    shown: Columns,
     total: int | None,
     order: str,
     notes: list[str],
@@ -43,16 +115,16 @@ def _prompt_rows(
 
     The full label stays each row's name (and its hover); the axis shows
     ``ticktext``, by default the label cut short."""
-    iteration_axis(figure, iterations)
-    shown = len(labels) <= 40
+    iteration_axis(figure, shown.x, shown.title)
+    named = len(labels) <= 40
     figure.update_yaxes(
         title_text=f"prompt ({order} on top)",
         autorange="reversed",
-        showticklabels=shown,
+        showticklabels=named,
         showgrid=False,
         zeroline=False,
     )
-    if shown:
+    if named:
         figure.update_yaxes(
             tickmode="array",
             tickvals=labels,
@@ -93,9 +165,8 @@ def prompt_heatmap(
         return no_data(title, missing or f"no rollout of this run carries {value}")
     rows = frame.drop_duplicates("prompt_hash").sort_values("display_order")
     labels = rows["prompt_label"].tolist()
-    iterations = np.sort(frame["iteration"].unique())
-    grid = frame.pivot_table(index="prompt_label", columns="iteration", values=value)
-    z = grid.reindex(index=labels, columns=iterations).to_numpy(dtype=float)
+    shown = columns(frame)
+    z, at = _grid(frame, value, "prompt_label", labels, shown)
     colorbar: dict[str, object] = {"title": {"text": colorbar_title}}
     notes = [note] if note else []
     spec = ".3f"
@@ -111,21 +182,26 @@ def prompt_heatmap(
         colours = score_scale(z)
         if colours["colorscale"] is DIVERGING:
             notes.append("red below 0, blue above")
+    notes += _fold_note(shown)
     if np.isnan(z).any():
-        notes.append("grey: not observed at that iteration")
+        notes.append(
+            "grey: not observed " + ("at that visit" if shown.folded else "at that iteration")
+        )
+    where = "visit %{x} (iteration %{customdata})" if shown.folded else "iteration %{x}"
     figure = go.Figure(
         go.Heatmap(
             z=z,
-            x=iterations.astype(float),
+            x=shown.x.astype(float),
             y=labels,
             **colours,
             colorbar=colorbar,
             hoverongaps=False,
-            hovertemplate="%{y}<br>iteration %{x}<br>" + value + f" %{{z:{spec}}}<extra></extra>",
+            **({"customdata": at} if shown.folded else {}),
+            hovertemplate="%{y}<br>" + where + "<br>" + value + f" %{{z:{spec}}}<extra></extra>",
         )
     )
     return _prompt_rows(
-        figure, title, labels, iterations, total_prompts, "earliest first success", notes
+        figure, title, labels, shown, total_prompts, "earliest first success", notes
     )
 
 
@@ -143,14 +219,14 @@ def forgetting_heatmap(
     ]
     labels = [label + d for label, d in zip(rows["prompt_label"], drops, strict=True)]
     ticktext = [short(label, 46) + d for label, d in zip(rows["prompt_label"], drops, strict=True)]
-    iterations = np.sort(frame["iteration"].unique())
-    grid = frame.pivot_table(index="prompt_hash", columns="iteration", values="strict_acc_change")
-    z = grid.reindex(index=rows["prompt_hash"], columns=iterations).to_numpy(dtype=float)
+    shown = columns(frame, first_visit=2)  # a prompt's first change is at its second visit
+    z, at = _grid(frame, "strict_acc_change", "prompt_hash", rows["prompt_hash"].tolist(), shown)
     low, high = symmetric_range(z)
+    where = "visit %{x} (iteration %{customdata})" if shown.folded else "iteration %{x}"
     figure = go.Figure(
         go.Heatmap(
             z=z,
-            x=iterations.astype(float),
+            x=shown.x.astype(float),
             y=labels,
             zmin=low,
             zmax=high,
@@ -161,14 +237,16 @@ def forgetting_heatmap(
                 "ticktext": ["lost", "same", "gained"],
             },
             hoverongaps=False,
-            hovertemplate="%{y}<br>iteration %{x}<br>strict acc change %{z:+.0f}<extra></extra>",
+            **({"customdata": at} if shown.folded else {}),
+            hovertemplate="%{y}<br>" + where + "<br>strict acc change %{z:+.0f}<extra></extra>",
         )
     )
-    notes = ["change since the previous observed iteration: red lost, blue gained"]
+    since = "visit" if shown.folded else "observed iteration"
+    notes = [f"change since the previous {since}: red lost, blue gained", *_fold_note(shown)]
     if np.isnan(z).any():
         notes.append("grey: not observed")
     return _prompt_rows(
-        figure, title, labels, iterations, total_prompts, "most forgetting", notes, ticktext
+        figure, title, labels, shown, total_prompts, "most forgetting", notes, ticktext
     )
 
 

@@ -15,10 +15,10 @@ rollout_runs as (
 tracker_runs as (
     select
         run_id,
-        source,
+        sources,
         state,
         last_step,
-        last_logged_at
+        last_landed_at
     from dim_runs
 ),
 
@@ -91,7 +91,14 @@ run_ids as (
 
 select
     run_ids.run_id,
-    coalesce(tracker_runs.source, 'rollouts') as source,
+    -- every source the run landed from: its trackers' and its rollouts
+    array_to_string(
+        list_concat(
+            coalesce(tracker_runs.sources, []::varchar[]),
+            case when rollout_runs.run_id is not null then ['rollouts'] else [] end
+        ),
+        ', '
+    ) as sources,
     tracker_runs.state,
     held_out.held_out_metric,
     held_out.held_out_first,
@@ -109,7 +116,7 @@ select
     tracker_runs.run_id is not null as has_history,
     reward_runs.run_id is not null as has_rewards,
     agent_run_ids.run_id is not null as has_agent,
-    greatest(rollout_runs.rollouts_landed_at, tracker_runs.last_logged_at) as last_landed_at
+    greatest(rollout_runs.rollouts_landed_at, tracker_runs.last_landed_at) as last_landed_at
 from run_ids
 left join rollout_runs on run_ids.run_id = rollout_runs.run_id
 left join tracker_runs on run_ids.run_id = tracker_runs.run_id

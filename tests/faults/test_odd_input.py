@@ -201,7 +201,8 @@ def test_build_stays_green_after_non_finite_scores(tmp_path: Path) -> None:
     )
     write_dump(tmp_path / "good" / "0.jsonl", [line("g", 1.0), line("g", 0.0)])
     landed = run_cli([*base, "ingest", "rollouts", bad, "--run", "bad", "-q"])
-    assert "2 rows landed, 3 rejected" in landed.stdout
+    assert landed.stdout == ""  # quiet: no summary, but the rejects still say so
+    assert "run bad: 3 rejected, from 1 file" in landed.stderr
     run_cli([*base, "ingest", "rollouts", tmp_path / "good", "--run", "good", "-q"])
     run_cli([*base, "build"])
     out = run_cli(

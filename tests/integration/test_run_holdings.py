@@ -156,20 +156,25 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
 
 def test_runs_lists_every_run_with_what_it_holds(built: Built) -> None:
     listed = built.invoke(["runs"]).stdout
-    body = [re.sub(r"  +", "  ", line) for line in listed.splitlines()]
-    assert body[0] == "run id  name  state  source  created  steps  holds  tags"
-    assert body[2:] == [  # created first (none here), then by id
+    # an unknown state says when the run's data last landed (the time of this test's ingest)
+    landed = r"unknown \(last data landed \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\)"
+    body = [re.sub(landed, "unknown", re.sub(r"  +", "  ", line)) for line in listed.splitlines()]
+    assert body[0] == "run id  name  state  sources  created  steps  holds  tags"
+    assert body[2:12] == [  # created first (none here), then by id
         "alpha  -  -  -  -  -  rollouts  -",
-        "cfg-a  cfg-a  -  wandb-export  -  3  tracker history  -",
-        "cfg-b  cfg-b  -  wandb-export  -  3  tracker history  -",
-        "cfg-c  cfg-c  -  wandb-export  -  3  tracker history  -",
+        "cfg-a  cfg-a  unknown  wandb-export  -  3  tracker history  -",
+        "cfg-b  cfg-b  unknown  wandb-export  -  3  tracker history  -",
+        "cfg-c  cfg-c  unknown  wandb-export  -  3  tracker history  -",
         "ifeval  -  -  -  -  -  rollouts, reward data  -",
-        "tbx_run  tbx_run  -  jsonl  -  6  tracker history, reward data  -",
+        "tbx_run  tbx_run  unknown  jsonl  -  6  tracker history, reward data  -",
         "trl  trl  finished  trl  -  4  rollouts, tracker history, reward data  -",
         "verl  -  -  -  -  -  rollouts  -",
         "verl:val  -  -  -  -  -  rollouts  -",
         "zeta  -  -  -  -  -  rollouts  -",
     ]
+    assert body[12] == ""
+    assert body[13].startswith("unknown: no source of the run states it")
+    assert body[14].startswith("created -: no source of the run carries a clock time")
     found = json.loads(built.invoke(["runs", "--format", "json"]).stdout)
     assert {r["run_id"]: r["holds"] for r in found}["trl"] == ["rollouts", "history", "rewards"]
 

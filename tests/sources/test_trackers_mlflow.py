@@ -270,7 +270,7 @@ def test_without_mlflow_reading_says_what_to_install(
 
     assert str(raised.value) == (
         f"{store.root}: reading an MLflow file store needs the mlflow package: "
-        "pip install 'obs-warehouse[mlflow]'"
+        "pip install 'obs-warehouse[mlflow]' (in a checkout: pip install -e '.[trackers]')"
     )
     assert ml.find(store.root) == [("mlflow", store.root)]  # finding needs no library
 

@@ -313,7 +313,7 @@ def test_without_tensorboard_reading_says_what_to_install(
 
     assert str(raised.value) == (
         f"{tmp_path / 'run'}: reading TensorBoard event files needs the tensorboard package: "
-        "pip install 'obs-warehouse[tensorboard]'"
+        "pip install 'obs-warehouse[tensorboard]' (in a checkout: pip install -e '.[trackers]')"
     )
     assert tb.find(tmp_path) == [("tensorboard", tmp_path / "run")]  # finding needs no library
 

@@ -448,7 +448,10 @@ def test_missing_wandb_says_how_to_install(
         wandb_files.read("wandb", folder, folder)
     message = str(caught.value)
     assert message.startswith(f"{folder}: reading a W&B run log needs wandb below 0.30")
-    assert message.endswith("install the W&B reader: pip install 'obs-warehouse[wandb]'")
+    assert message.endswith(
+        "install the W&B reader: pip install 'obs-warehouse[wandb]'"
+        " (in a checkout: pip install -e '.[trackers]')"
+    )
     assert "\n" not in message
 
 

@@ -1,5 +1,8 @@
 {# One row per tracker run: its newest attributes (int_run_attributes), with
-   how far its history reaches. #}
+   how far its history reaches. A run no source states a state for is
+   unknown (with when its data last landed, not a guess); it was created at
+   the earliest clock time any source carries: the start time a tracker
+   records, else the wall time of its first logged point. #}
 with
 
 attributes as (
@@ -20,7 +23,8 @@ reach as (
         count(distinct metric) as metrics,
         count(*) as points,
         min(wall_time) as first_logged_at,
-        max(wall_time) as last_logged_at
+        max(wall_time) as last_logged_at,
+        max(ingested_at) as last_point_landed_at
     from metrics
     group by 1
 ),
@@ -33,9 +37,21 @@ final as (
         attributes.project,
         attributes.entity,
         attributes.name,
-        attributes.state,
+        coalesce(attributes.state, 'unknown') as state,
+        attributes.state_source,
         attributes.tags,
-        attributes.created_at,
+        {#- least and greatest skip nulls on DuckDB and Spark alike #}
+        least(attributes.created_at, reach.first_logged_at) as created_at,
+        case
+            when
+                attributes.created_at is not null
+                and (
+                    reach.first_logged_at is null
+                    or attributes.created_at <= reach.first_logged_at
+                )
+                then 'run start'
+            when reach.first_logged_at is not null then 'first logged point'
+        end as created_from,
         coalesce(reach.steps, 0) as steps,
         reach.first_step,
         reach.last_step,
@@ -46,7 +62,10 @@ final as (
         attributes.config,
         attributes.summary,
         attributes.artifacts,
-        attributes.updated_at
+        attributes.updated_at,
+        greatest(
+            attributes.updated_at, reach.last_point_landed_at
+        ) as last_landed_at
     from attributes
     left join reach using (run_id)
 )
