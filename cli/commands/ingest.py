@@ -282,6 +282,9 @@ def _report(
                     continue
                 kind = "warning" if file.is_problem else "note"
                 echo_err(f"{kind}: {file.source}: {file.note}")
+    if quiet and not result.rows_landed and not result.strict_failed:
+        sys.stdout.flush()
+        return  # nothing landed: the command's error line says why, alone
     if not quiet:
         click.echo(
             (f"{label}: " if label else "")

@@ -77,7 +77,6 @@ def gsm8k(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             "gsm",
             "--reward",
             "gsm8k",
-            "-q",
         ]
     )
     assert "27 rows landed, 0 rejected" in landed.stdout

@@ -43,7 +43,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     shutil.copytree(DATA / "ifeval_small", dumps)
     lake, warehouse = root / "lake", root / "warehouse" / "obs.duckdb"
     base = ["--lake", lake, "--warehouse", warehouse]
-    ingest = run_cli([*base, "ingest", "rollouts", dumps, "--run", "small", "-q"])
+    ingest = run_cli([*base, "ingest", "rollouts", dumps, "--run", "small"])
     assert "16 rows landed, 2 rejected" in ingest.stdout
     # --unit-tests: dbt's unit tests (the SQL on hand-made rows) run here, in
     # `make test`; an everyday `obs build` leaves them out.

@@ -182,3 +182,15 @@ def test_run_facts_quiet_ingest_prints_nothing_unless_something_went_wrong(
     noisy = built.invoke(["ingest", "metrics", bad, "-q"])
     assert noisy.stdout == ""
     assert "1 rejected" in noisy.stderr
+
+
+def test_run_facts_the_run_report_lists_sources_and_an_unknown_state(
+    built: Built, tmp_path: Path
+) -> None:
+    done, live = tmp_path / "done.html", tmp_path / "live.html"
+    built.invoke(["analyze", "done", "--out", done])
+    built.invoke(["analyze", "live", "--out", live])
+    page = done.read_text()
+    assert "sources eval-logs, reward-monitor, trl" in page
+    assert "last data landed" not in page
+    assert "state (last data landed 20" in live.read_text()

@@ -42,10 +42,10 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     verl = toy_verl_run(root / "verl-v1")
     lake, warehouse = root / "lake", root / "warehouse" / "obs.duckdb"
     base = ["--lake", lake, "--warehouse", warehouse]
-    landed = run_cli([*base, "ingest", "rollouts", prime, "-q"])
+    landed = run_cli([*base, "ingest", "rollouts", prime])
     assert "11 rows landed, 1 rejected" in landed.stdout
-    assert "8 rows landed, 0 rejected" in run_cli([*base, "ingest", "rollouts", verl, "-q"]).stdout
-    assert "6 points landed" in run_cli([*base, "ingest", "metrics", prime, "-q"]).stdout
+    assert "8 rows landed, 0 rejected" in run_cli([*base, "ingest", "rollouts", verl]).stdout
+    assert "6 points landed" in run_cli([*base, "ingest", "metrics", prime]).stdout
     run_cli([*base, "build"])
     return warehouse
 
