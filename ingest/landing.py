@@ -436,7 +436,12 @@ def _batches(
         start = stop
     if start >= job.end:
         return
-    for batch in _json_batches(content, start, job.end, first_line):
+    rest = (
+        _records(job)  # nothing of it in bulk: the whole file row by row
+        if start == job.start
+        else _json_batches(content, start, job.end, first_line)
+    )
+    for batch in rest:
         table, bad = builder.build(job.source, batch)
         if numbering is not None and table.num_rows and before:
             table = _numbered_after(table, numbering, before, None)

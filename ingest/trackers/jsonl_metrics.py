@@ -22,13 +22,16 @@ and are not picked up from a folder.
 
 from __future__ import annotations
 
+import gzip
 import math
+import os
+import zlib
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from obs.ingest.errors import IngestError
-from obs.ingest.readers import loads, parse_json_line, raw_text
+from obs.ingest.readers import GzipLimit, gunzip, loads, parse_json_line, raw_text
 from obs.ingest.trackers.base import RunHistory, as_step, relative_name, safe_run_id, utc
 
 FORMATS = {"jsonl": "JSON-lines metric log (verl file logger, flat metrics.jsonl, prime-rl)"}
@@ -41,22 +44,27 @@ EPOCH = datetime(1970, 1, 1)
 GENERIC_STEMS = frozenset({"metrics", "log", "logs", "train", "history", "scalars"})
 
 
+def _suffixed(path: Path) -> bool:
+    return path.name.endswith((".jsonl", ".jsonl.gz"))
+
+
 def find(path: Path) -> list[tuple[str, Path]]:
     if path.is_file():
-        return [("jsonl", path)] if path.suffix == ".jsonl" else []
+        return [("jsonl", path)] if _suffixed(path) else []
     return [
         ("jsonl", p)
-        for p in sorted(path.rglob("*.jsonl"))
-        if p.name not in EPISODE_FILES and p.is_file() and _is_log(p)
+        for p in sorted(path.rglob("*.jsonl*"))
+        if _suffixed(p) and p.name not in EPISODE_FILES and p.is_file() and _is_log(p)
     ]
 
 
 def _is_log(path: Path) -> bool:
     """The first complete line is a metric record, not a rollout."""
     try:
-        with path.open("rb") as handle:
+        with path.open("rb") as raw:
+            handle = gzip.GzipFile(fileobj=raw) if path.name.endswith(".gz") else raw
             first = handle.readline(1 << 20)
-    except OSError:
+    except (OSError, EOFError, zlib.error):
         return False
     if not first.endswith(b"\n"):
         return False
@@ -77,7 +85,7 @@ def stat_files(fmt: str, origin: Path) -> list[Path]:
 
 def run_name(origin: Path, root: Path) -> str:
     """The file's name, its folder's for a generic one (``metrics.jsonl``), below ``root``."""
-    stem = origin.name.removesuffix(".jsonl")
+    stem = origin.name.removesuffix(".gz").removesuffix(".jsonl")
     folder = relative_name(origin.parent, root)
     if stem.lower() in GENERIC_STEMS:
         return folder
@@ -93,6 +101,13 @@ def read(fmt: str, origin: Path, root: Path) -> list[RunHistory]:
         raise IngestError(f"{origin}: cannot be read ({exc})") from exc
     name = run_name(origin, root)
     history = RunHistory(run_id=safe_run_id(name), source="jsonl", origin=origin, name=name)
+    if origin.name.endswith(".gz"):
+        # Decompressed up to the gzip limit, as rollout dumps are (a bomb is cut there).
+        unpacked, status, note = gunzip(content, GzipLimit.from_env(os.environ))
+        content = bytes(unpacked)
+        if note:
+            history.notes.append(note)
+        history.truncated = history.truncated or status in {"truncated", "limited"}
     complete = content[: content.rfind(b"\n") + 1]
     if len(complete) < len(content):
         history.notes.append("its last line is not complete yet; it lands once it is written")

@@ -142,8 +142,8 @@ def _meta(folder: Path) -> dict[str, Any] | None:
         if not path.is_file():
             return None
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
+        return {}  # (RecursionError: nested thousands deep)
     return data if isinstance(data, dict) else {}
 
 

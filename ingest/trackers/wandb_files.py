@@ -279,6 +279,8 @@ def _load_yaml(file: Path) -> Any:
         return yaml.safe_load(file.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise ValueError(str(exc).splitlines()[0]) from exc
+    except RecursionError as exc:
+        raise ValueError(too_deep()) from exc
 
 
 def _load_json(file: Path) -> Any:

@@ -6,6 +6,7 @@ loses no good row.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import struct
@@ -325,3 +326,31 @@ def test_file_vanishing_mid_ingest_is_one_line_and_the_rest_lands(tmp_path: Path
     gone = result.files[-1]
     assert (gone.source, gone.status) == (doomed, "unreadable")
     assert gone.note == "vanished before it was read (deleted or moved); nothing of it landed"
+
+
+def test_metrics_jsonl_gz_lands(tmp_path: Path) -> None:
+    lines = "".join(json.dumps({"step": s, "loss": 1 / (s + 1)}) + "\n" for s in range(50_000))
+    log = tmp_path / "metrics.jsonl.gz"
+    log.write_bytes(gzip.compress(lines.encode()))
+    lake, warehouse = tmp_path / "lake", tmp_path / "w.duckdb"
+    command = [OBS, "--lake", lake, "--warehouse", warehouse, "ingest", "metrics"]
+    done = subprocess.run([*command, log, "--run", "r"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    [(points, last)] = lake_query(lake, "metrics", "select count(*), max(step) from t")
+    assert (points, last) == (50_000, 49_999)
+
+
+def test_yaml_side_files_nested_5000_deep_are_a_note(tmp_path: Path) -> None:
+    from obs.ingest.trackers import mlflow_store, wandb_files
+    from obs.ingest.trackers.base import RunHistory
+
+    config = tmp_path / "config.yaml"
+    config.write_text("lr: " + _nested(5000) + "\n")
+    history = RunHistory(run_id="r", source="wandb", origin=tmp_path)
+    assert wandb_files._load_side_file(history, config, wandb_files._load_yaml) is None
+    assert history.notes == [
+        "config.yaml is not readable (nested more than 200 deep (arrays and objects; flatten "
+        "the value)); the log's values are kept"
+    ]
+    (tmp_path / "meta.yaml").write_text("run_id: " + _nested(5000) + "\n")
+    assert mlflow_store._meta(tmp_path) == {}
