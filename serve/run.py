@@ -104,7 +104,8 @@ def serve(
     if host not in LOCAL_HOSTS:
         say(
             f"warning: listening on {host}: anyone who can reach port {port} can read every "
-            "prompt and response in this warehouse"
+            "prompt and response in this warehouse (it answers requests for "
+            f"{shown} and 127.0.0.1; --allow-host NAME adds the names others type)"
         )
     app = create_app(access, following, allowed_hosts(host, allow_hosts))
     config = uvicorn.Config(
