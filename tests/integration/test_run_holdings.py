@@ -259,7 +259,8 @@ def test_the_dashboard_of_a_run_without_rollouts_opens_on_a_tab_with_data(
 def test_runs_config_finds_a_dotted_key(built: Built) -> None:
     for value in ("1e-06", "0.000001"):
         found = built.invoke(["runs", "--config", f"actor_rollout_ref.actor.optim.lr={value}"])
-        assert [line.split()[0] for line in found.stdout.splitlines()[2:]] == ["cfg-a", "cfg-b"]
+        table = found.stdout.split("\n\n")[0].splitlines()[2:]  # the rows before the notes
+        assert [line.split()[0] for line in table] == ["cfg-a", "cfg-b"]
 
 
 def test_compare_shows_config_keys_plain_and_numbers_one_way(built: Built) -> None:
