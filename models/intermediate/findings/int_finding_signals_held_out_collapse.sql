@@ -1,11 +1,20 @@
 {{ config(incremental_by(['run_id'])) }}
 {# The rules held_out_collapse and reward_held_out_divergence: the held-out
    metric (int_reward_held_out: eval_accuracy, or what the var
-   performance_metric names) against the training reward (reward_mean).
+   performance_metric names) against the training reward. The training
+   reward is, one series per run, the first that applies:
+   - R, the reward the trainer optimised (int_reward_steps' mean: sum_f w_f
+     r_f with the weights of int_reward_weights), where the run's reward
+     functions are known;
+   - the tracker's reward_mean (int_reward_steps' logged mean) where they
+     are not;
+   - the rollouts' mean score by iteration (int_prompt_iteration) where
+     the run has neither.
+   The phrase names which (reward_name).
    - held_out_collapse (critical): from one of its points to its last, every
      held-out point is at least `held_out_collapse_fraction` below its start
      (the mean of its first `held_out_start_points` points), over at least
-     `held_out_collapse_min_points` points, while reward_mean's mean over
+     `held_out_collapse_min_points` points, while the reward's mean over
      those steps is not that far below its own start (its points up to the
      held-out start's last step, or its first point): the model got worse
      at the task while the reward it optimised held.
@@ -13,7 +22,7 @@
      `divergence_window` held-out points running, or the whole run, the
      held-out metric's least-squares fit falls by at least
      `divergence_drop_fraction` of its fitted start, steadily (r-squared at
-     least `rising_min_r2`), while reward_mean's fit over the same steps
+     least `rising_min_r2`), while the reward's fit over the same steps
      (at least `divergence_min_reward_points` points) rises steadily.
    One row per signal of the runs judged, and one per run judged with a
    null pattern whose run_parts says how far it was judged (macro
@@ -27,8 +36,17 @@ judged_runs as (
     {{ changed_runs(ref('int_finding_runs'), ref('int_finding_runs')) }}
 ),
 
-stats as (
-    {{ changed_runs(ref('int_metric_scores'), ref('int_finding_runs')) }}
+reward_steps as (
+    {{ changed_runs(ref('int_reward_steps'), ref('int_finding_runs')) }}
+),
+
+score_steps as (
+    {{ changed_runs(ref('int_prompt_iteration'), ref('int_finding_runs')) }}
+),
+
+weighted_runs as (
+    select distinct run_id
+    from {{ ref('int_reward_weights') }}
 ),
 
 held_out_points as (
@@ -46,14 +64,60 @@ held_out as (
     from held_out_points
 ),
 
+logged_rewards as (
+    select
+        reward_steps.run_id,
+        reward_steps.step,
+        case
+            when weighted_runs.run_id is null then 'reward_mean' else 'R'
+        end as reward_name,
+        reward_steps.mean as value
+    from reward_steps
+    left join weighted_runs on reward_steps.run_id = weighted_runs.run_id
+    where {{ is_finite('reward_steps.mean') }}
+),
+
+scored_rewards as (
+    {# A run with neither: its rollouts' mean score at each iteration. #}
+    select
+        run_id,
+        iteration as step,
+        'score' as reward_name,
+        sum(mean_score * n_samples) / sum(n_samples) as value
+    from score_steps
+    where
+        {{ is_finite('mean_score') }}
+        and run_id not in (select logged_rewards.run_id from logged_rewards)
+    group by 1, 2, 3
+),
+
+reward_series as (
+    select * from logged_rewards
+    union all
+    select * from scored_rewards
+),
+
 rewards as (
     select
         run_id,
         step,
-        n,
-        value
-    from stats
-    where metric = 'reward_mean'
+        reward_name,
+        value,
+        row_number() over (partition by run_id order by step) as n
+    from reward_series
+),
+
+reward_names as (
+    {# The reward each run is judged on, as its phrases name it. #}
+    select
+        run_id,
+        case any_value(reward_name)
+            when 'R' then 'R (the reward the trainer optimised)'
+            when 'reward_mean' then 'reward_mean (no reward functions known)'
+            else 'the rollouts'' mean score'
+        end as reward_text
+    from rewards
+    group by 1
 ),
 
 held_out_starts as (
@@ -133,8 +197,10 @@ held_collapses as (
         held_out_starts.start_level,
         reward_starts.reward_start,
         reward_during.reward_during,
-        reward_during.reward_points
+        reward_during.reward_points,
+        reward_names.reward_text
     from collapses
+    inner join reward_names on collapses.run_id = reward_names.run_id
     inner join held_out_starts on collapses.run_id = held_out_starts.run_id
     inner join reward_starts on collapses.run_id = reward_starts.run_id
     inner join reward_during on collapses.run_id = reward_during.run_id
@@ -230,8 +296,10 @@ fitted as (
         + reward_fits.slope * (reward_fits.last_step - reward_fits.mean_step)
             as reward_end,
         held_out_fits.slope as held_out_slope,
-        reward_fits.slope as reward_slope
+        reward_fits.slope as reward_slope,
+        reward_names.reward_text
     from held_out_fits
+    inner join reward_names on held_out_fits.run_id = reward_names.run_id
     inner join reward_fits
         on
             held_out_fits.run_id = reward_fits.run_id
@@ -270,7 +338,8 @@ signals as (
         || ' to its last at step ' || last_step || ', '
         || cast(cast(round(100 * (start_level - low_mean) / abs(start_level)) as bigint) as string)
         || '% below its start ' || {{ number_text(round_to('start_level', 3)) }}
-        || ', while reward_mean held (' || {{ number_text(round_to('reward_during', 3)) }}
+        || ', while ' || reward_text || ' held ('
+        || {{ number_text(round_to('reward_during', 3)) }}
         || ' over those steps against ' || {{ number_text(round_to('reward_start', 3)) }}
         || ' at the start)' as phrase,
         {{ key_value_list([
@@ -295,7 +364,8 @@ signals as (
         || case when span = 'run' then ' (the whole run)' else '' end
         || ' (fitted ' || {{ number_text(round_to('held_out_start', 3)) }} || ' to '
         || {{ number_text(round_to('held_out_end', 3)) }}
-        || ') while reward_mean rose (fitted ' || {{ number_text(round_to('reward_start', 3)) }}
+        || ') while ' || reward_text || ' rose (fitted '
+        || {{ number_text(round_to('reward_start', 3)) }}
         || ' to ' || {{ number_text(round_to('reward_end', 3)) }} || ', r-squared '
         || {{ number_text(round_to('reward_r_squared', 2)) }} || ')' as phrase,
         {{ key_value_list([

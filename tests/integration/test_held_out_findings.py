@@ -1,0 +1,177 @@
+"""The held-out findings judge the reward the trainer optimised, whenever the held-out metric lands.
+
+One TRL-shaped run (``completions/completions_{step}.parquet`` with two reward
+columns) trains on format_reward alone: check_answer is logged at weight 0
+(``--reward-weights format_reward=1,check_answer=0``). format_reward rises
+0.12 -> 0.5 over steps 1-20 while check_answer, and the held-out accuracy,
+collapse after step 10. Its tracker log (a home-grown loop's metrics.jsonl)
+logs ``rewards/mean``, the plain sum's mean, which collapses with the accuracy:
+judged on it, the run held nothing; judged on R (format_reward), the held-out
+metric collapsed while the reward held.
+
+Every expected number is worked out here with numpy from the values written.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from click.testing import Result
+
+from tests.conftest import run_cli
+
+pytestmark = pytest.mark.integration
+
+STEPS = range(1, 21)
+PROMPTS = ("What is 2 + 3?", "What is 7 x 6?")
+SAMPLES = 4  # per prompt
+WEIGHTS = "format_reward=1,check_answer=0"
+# held-out accuracy every second step: steady, then collapsed after step 10
+ACCURACY = {s: (0.6 + 0.01 * (s % 4) if s <= 10 else 0.05 - 0.001 * s) for s in STEPS if s % 2 == 0}
+
+
+def sample_values(seed: int) -> dict[int, np.ndarray]:
+    """Per step, an array (samples x 2): format_reward, check_answer."""
+    rng = np.random.default_rng(seed)
+    values = {}
+    n = len(PROMPTS) * SAMPLES
+    for step in STEPS:
+        fmt = 0.1 + 0.02 * step + rng.normal(0, 0.01, n)
+        check = (0.9 if step <= 10 else 0.05) + rng.normal(0, 0.01, n)
+        values[step] = np.column_stack([fmt, check])
+    return values
+
+
+def write_completions(folder: Path, values: dict[int, np.ndarray]) -> None:
+    folder.mkdir(parents=True)
+    rows = [(p, k) for p in PROMPTS for k in range(SAMPLES)]
+    for step, matrix in values.items():
+        table = {
+            "step": [str(step)] * len(rows),
+            "prompt": [p for p, _ in rows],
+            "completion": [f"answer {k} to {p} at {step}" for p, k in rows],
+            "format_reward": matrix[:, 0].tolist(),
+            "check_answer": matrix[:, 1].tolist(),
+            "advantage": [0.0] * len(rows),
+        }
+        pq.write_table(pa.table(table), folder / f"completions_{step:05d}.parquet")
+
+
+def write_metrics(path: Path, values: dict[int, np.ndarray], accuracy: bool) -> Path:
+    """rewards/mean (the plain sum's mean), loss, and eval/accuracy when asked."""
+    lines = []
+    for step, matrix in values.items():
+        row: dict[str, Any] = {"step": step, "rewards/mean": float(matrix.sum(axis=1).mean())}
+        row["loss"] = 0.01
+        if accuracy and step in ACCURACY:
+            row["eval/accuracy"] = ACCURACY[step]
+        lines.append(json.dumps(row))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def write_eval_logs(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    for step, value in ACCURACY.items():
+        (folder / f"eval_step_{step:04d}.json").write_text(
+            json.dumps({"step": step, "accuracy": value})
+        )
+    return folder
+
+
+@dataclass
+class Built:
+    lake: Path
+    warehouse: Path
+
+    def invoke(self, args: list[object], exit_code: int = 0) -> Result:
+        return run_cli(["--lake", self.lake, "--warehouse", self.warehouse, *args], exit_code)
+
+    def findings(self, run_id: str) -> dict[str, dict[str, Any]]:
+        with duckdb.connect(str(self.warehouse), read_only=True) as con:
+            cursor = con.execute("select * from fct_run_findings where run_id = ?", [run_id])
+            names = [d[0] for d in cursor.description]
+            rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        return {row["pattern"]: row for row in rows}
+
+
+def _state(root: Path) -> Built:
+    return Built(root / "lake", root / "warehouse" / "obs.duckdb")
+
+
+@pytest.fixture(scope="module")
+def values() -> dict[int, np.ndarray]:
+    return sample_values(7)
+
+
+@pytest.fixture(scope="module")
+def weighted(tmp_path_factory: pytest.TempPathFactory, values: dict[int, np.ndarray]) -> Built:
+    root = tmp_path_factory.mktemp("held_out_weighted")
+    state = _state(root)
+    write_completions(root / "completions", values)
+    metrics = write_metrics(root / "metrics.jsonl", values, accuracy=True)
+    state.invoke(
+        [
+            "ingest",
+            "rollouts",
+            root / "completions",
+            "--run",
+            "w",
+            "--reward-weights",
+            WEIGHTS,
+            "-q",
+        ]
+    )
+    state.invoke(["ingest", "metrics", metrics, "--run", "w", "-q"])
+    state.invoke(["build", "-q"])
+    return state
+
+
+def _collapse_numbers(values: dict[int, np.ndarray]) -> dict[str, float]:
+    """The collapse rule's numbers, by hand: the held-out start is the mean of
+    its first 2 points (steps 2, 4), its low stretch steps 12-20; the reward's
+    start its points up to step 4, its level the mean over steps 12-20."""
+    r = {s: float(m[:, 0].mean()) for s, m in values.items()}  # R = format_reward
+    plain = {s: float(m.sum(axis=1).mean()) for s, m in values.items()}
+    start = (ACCURACY[2] + ACCURACY[4]) / 2
+    low = [v for s, v in ACCURACY.items() if s >= 12]
+    return {
+        "held_out_start": start,
+        "held_out_fall": (start - np.mean(low)) / start,
+        "reward_start": float(np.mean([r[s] for s in STEPS if s <= 4])),
+        "reward_after": float(np.mean([r[s] for s in STEPS if s >= 12])),
+        "plain_start": float(np.mean([plain[s] for s in STEPS if s <= 4])),
+        "plain_after": float(np.mean([plain[s] for s in STEPS if s >= 12])),
+    }
+
+
+def test_held_out_collapse_judges_the_optimised_reward_not_reward_mean(
+    weighted: Built, values: dict[int, np.ndarray]
+) -> None:
+    numbers = _collapse_numbers(values)
+    # the plain sum collapsed with the accuracy (more than 50% below its start) ...
+    assert numbers["plain_after"] < 0.5 * numbers["plain_start"]
+    # ... while R held (rose): judged on R, a critical collapse at steps 12-20
+    assert numbers["reward_after"] > numbers["reward_start"]
+    findings = weighted.findings("w")
+    collapse = findings["held_out_collapse"]
+    assert (collapse["severity"], collapse["first_step"], collapse["last_step"]) == (
+        "critical",
+        12,
+        20,
+    )
+    evidence = json.loads(collapse["evidence"])
+    for key in ("held_out_start", "held_out_fall", "reward_start", "reward_after"):
+        assert evidence[key] == pytest.approx(numbers[key], rel=1e-6), key
+    assert "while R (the reward the trainer optimised) held (" in collapse["summary"]
+    # R rose steadily over the run while the accuracy fell: a divergence on R too
+    divergence = findings["reward_held_out_divergence"]
+    assert "while R (the reward the trainer optimised) rose" in divergence["summary"]
