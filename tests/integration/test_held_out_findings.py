@@ -175,3 +175,36 @@ def test_held_out_collapse_judges_the_optimised_reward_not_reward_mean(
     # R rose steadily over the run while the accuracy fell: a divergence on R too
     divergence = findings["reward_held_out_divergence"]
     assert "while R (the reward the trainer optimised) rose" in divergence["summary"]
+
+
+def test_an_eval_log_landed_after_the_run_was_judged_judges_it_again(
+    tmp_path: Path, values: dict[int, np.ndarray]
+) -> None:
+    """Rollouts and a tracker log without the held-out metric: judged, with no
+    held-out metric to judge. The eval logs landed later carry the accuracy:
+    the next build judges the run again and finds the collapse."""
+    state = _state(tmp_path)
+    write_completions(tmp_path / "completions", values)
+    metrics = write_metrics(tmp_path / "metrics.jsonl", values, accuracy=False)
+    completions = tmp_path / "completions"
+    state.invoke(["ingest", "rollouts", completions, "--run", "late", "--reward-weights", WEIGHTS])
+    state.invoke(["ingest", "metrics", metrics, "--run", "late", "-q"])
+    state.invoke(["build", "-q"])
+    assert not {"held_out_collapse", "reward_held_out_divergence"} & set(state.findings("late"))
+    state.invoke(["ingest", "eval-logs", write_eval_logs(tmp_path / "eval_logs"), "--run", "late"])
+    state.invoke(["build", "-q"])
+    collapse = state.findings("late")["held_out_collapse"]
+    assert (collapse["severity"], collapse["first_step"], collapse["last_step"]) == (
+        "critical",
+        12,
+        20,
+    )
+    numbers = _collapse_numbers(values)
+    evidence = json.loads(collapse["evidence"])
+    for key in ("held_out_start", "held_out_fall", "reward_start", "reward_after"):
+        assert evidence[key] == pytest.approx(numbers[key], rel=1e-6), key
+    assert "eval_logs accuracy averaged" in collapse["summary"]
+    # the same lake built cold gives the same findings
+    cold = Built(state.lake, tmp_path / "cold" / "obs.duckdb")
+    cold.invoke(["build", "-q"])
+    assert cold.findings("late") == state.findings("late")
