@@ -208,3 +208,49 @@ def test_an_eval_log_landed_after_the_run_was_judged_judges_it_again(
     cold = Built(state.lake, tmp_path / "cold" / "obs.duckdb")
     cold.invoke(["build", "-q"])
     assert cold.findings("late") == state.findings("late")
+
+
+def _write_dumps(folder: Path, scores: dict[int, list[float]]) -> None:
+    """{iteration}.jsonl: one prompt per score of the iteration, 2 samples each
+    (the score and the score minus 0.2)."""
+    folder.mkdir(parents=True)
+    for iteration, means in scores.items():
+        lines = [
+            json.dumps({"input": f"prompt {p}", "output": f"answer {k}", "score": m - 0.2 * k})
+            for p, m in enumerate(means)
+            for k in range(2)
+        ]
+        (folder / f"{iteration}.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def test_analyze_a_run_of_rollouts_alone_analyses_their_reward(tmp_path: Path) -> None:
+    """Dumps alone, no tracker history: obs analyze answers (exit 0) with the
+    reward from the rollouts' scores and says, on stderr, what is missing."""
+    scores = {0: [0.2, 0.4], 1: [0.5, 0.3], 2: [0.8, 0.6]}
+    state = _state(tmp_path)
+    _write_dumps(tmp_path / "dumps", scores)
+    state.invoke(["ingest", "rollouts", tmp_path / "dumps", "--run", "bare", "-q"])
+    state.invoke(["build", "-q"])
+    result = state.invoke(["analyze", "bare", "--format", "json"])
+    assert result.stderr == (
+        "bare: rollouts only; land its tracker history (obs ingest metrics PATH --run bare)"
+        " to see loss, KL, gradient norm, the held-out metric and config\n"
+    )
+    sections = {s["title"]: s for s in json.loads(result.stdout)["sections"]}
+    info = sections["Run info"]["data"]
+    assert (info["state"], info["steps"], info["last_step"]) == ("unknown", 3, 2)
+    assert info["missing"] == result.stderr.strip()
+    # each iteration's mean over its 4 rollouts: the prompts' means less 0.1
+    means = {i: float(np.mean(v)) - 0.1 for i, v in scores.items()}
+    (reward,) = sections["Training metrics"]["data"]
+    assert (reward["metric"], reward["key"]) == ("reward_mean", "rollouts' mean score")
+    assert reward["first"] == pytest.approx(means[0])
+    assert reward["last"] == pytest.approx(means[2])
+    assert reward["min"] == pytest.approx(min(means.values()))
+    assert reward["mean"] == pytest.approx(np.mean(list(means.values())))
+    assert reward["trend"] == "rising (good)"
+    # the sections a history fills say why they are empty; the text form answers too
+    assert not sections["Compare with similar runs"]["available"]
+    text = state.invoke(["analyze", "bare"]).stdout
+    assert "rollouts' mean score" in text
+    assert sections["Export"]["note"] == "obs export run needs the run's tracker history"
