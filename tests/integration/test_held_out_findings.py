@@ -27,6 +27,7 @@ import pytest
 from click.testing import Result
 
 from tests.conftest import run_cli
+from tests.integration.test_run_report import charts
 
 pytestmark = pytest.mark.integration
 
@@ -254,3 +255,35 @@ def test_analyze_a_run_of_rollouts_alone_analyses_their_reward(tmp_path: Path) -
     text = state.invoke(["analyze", "bare"]).stdout
     assert "rollouts' mean score" in text
     assert sections["Export"]["note"] == "obs export run needs the run's tracker history"
+
+
+@pytest.mark.parametrize(
+    ("held_out_key", "var", "first"),
+    [
+        ("eval_reward", "{performance_metric: eval_reward}", "eval reward"),
+        ("eval/accuracy", "{}", "eval accuracy"),
+    ],
+)
+def test_the_run_report_draws_the_picked_held_out_metric_first(
+    tmp_path: Path, held_out_key: str, var: str, first: str
+) -> None:
+    """A run logging loss, reward and a held-out key every 5th step; the build's
+    held-out pick (var performance_metric, a canonical eval_* alias) is the first
+    panel of the report's training chart, with its points as logged."""
+    state = _state(tmp_path)
+    log = tmp_path / "metrics.jsonl"
+    held = {s: 0.8 - 0.01 * s for s in range(0, 20, 5)}
+    lines = []
+    for step in range(20):
+        row: dict[str, Any] = {"step": step, "loss": 1.0 / (1 + step), "reward": 0.1 * step}
+        if step in held:
+            row[held_out_key] = held[step]
+        lines.append(json.dumps(row))
+    log.write_text("\n".join(lines) + "\n")
+    state.invoke(["ingest", "metrics", log, "--run", "picked", "-q"])
+    state.invoke(["build", "--vars", var, "-q"])
+    out = tmp_path / "report.html"
+    state.invoke(["analyze", "picked", "--out", out])
+    figure = charts(out)["Training metrics"]
+    assert [t["name"] for t in figure["data"]][:3] == [first, "loss", "reward mean"]
+    assert figure["data"][0]["x"] == list(held) and figure["data"][0]["y"] == list(held.values())
