@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from click.testing import Result
+from obs.demo.histories import write_grpo_log
 
 from tests.conftest import run_cli
 from tests.integration.test_run_report import charts
@@ -287,3 +288,64 @@ def test_the_run_report_draws_the_picked_held_out_metric_first(
     figure = charts(out)["Training metrics"]
     assert [t["name"] for t in figure["data"]][:3] == [first, "loss", "reward mean"]
     assert figure["data"][0]["x"] == list(held) and figure["data"][0]["y"] == list(held.values())
+
+
+# Healthy generated runs (write_grpo_log: the reward rises; the held-out
+# accuracy stays flat, a pass rate of eval_size answers every eval_every steps)
+# whose binomial noise the 50% (collapse) and 20% (divergence) rules alone
+# took for a fall, out of 720 such runs: run id -> (style, eval_size,
+# eval_every, start, seed).
+NOISY_HEALTHY: dict[str, tuple[str, int, int, float, int]] = {
+    "verl-n30-e10-p0.1-s8": ("verl", 30, 10, 0.1, 8),
+    "verl-n30-e10-p0.1-s0": ("verl", 30, 10, 0.1, 0),
+    "verl-n30-e25-p0.1-s5": ("verl", 30, 25, 0.1, 5),
+    "verl-n30-e25-p0.25-s7": ("verl", 30, 25, 0.25, 7),
+    "verl-n50-e25-p0.1-s5": ("verl", 50, 25, 0.1, 5),
+    "verl-n200-e25-p0.1-s5": ("verl", 200, 25, 0.1, 5),
+    "verl-n200-e25-p0.25-s9": ("verl", 200, 25, 0.25, 9),
+    "trl-n30-e10-p0.1-s8": ("trl", 30, 10, 0.1, 8),
+    "trl-n30-e10-p0.25-s8": ("trl", 30, 10, 0.25, 8),
+    "trl-n50-e10-p0.1-s8": ("trl", 50, 10, 0.1, 8),
+    "trl-n50-e10-p0.25-s8": ("trl", 50, 10, 0.25, 8),
+    "trl-n200-e25-p0.25-s9": ("trl", 200, 25, 0.25, 9),
+}
+
+
+@pytest.fixture(scope="module")
+def noisy_healthy(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    root = tmp_path_factory.mktemp("held_out_noisy_healthy")
+    logs = root / "logs"
+    for run, (style, size, every, start, seed) in NOISY_HEALTHY.items():
+        target = logs / f"{run}.jsonl" if style == "verl" else logs / run / "trainer_state.json"
+        write_grpo_log(
+            target,
+            steps=200,
+            seed=1000 + seed,
+            style=style,
+            start=start,
+            eval_every=every,
+            eval_size=size,
+            eval_offset=-0.05 if start > 0.15 else 0.0,
+            eval_follows=0.0,
+            **({"scale": (-0.5, 0.25)} if style == "trl" else {}),
+        )
+    state = _state(root)
+    state.invoke(["ingest", "metrics", logs, "-q"])
+    state.invoke(["build", "-q"])
+    return state
+
+
+@pytest.mark.parametrize("run_id", sorted(NOISY_HEALTHY))
+def test_held_out_noise_on_a_healthy_run_is_no_collapse_nor_divergence(
+    noisy_healthy: Built, run_id: str
+) -> None:
+    style, _, every, _, _ = NOISY_HEALTHY[run_id]
+    with duckdb.connect(str(noisy_healthy.warehouse), read_only=True) as con:
+        (points,) = con.execute(
+            "select count(*) from int_reward_held_out where run_id = ?", [run_id]
+        ).fetchone()
+    # judged: every eval_every steps (verl also at step 0, before training)
+    assert points == 200 // every + (style == "verl")
+    assert not {"held_out_collapse", "reward_held_out_divergence"} & set(
+        noisy_healthy.findings(run_id)
+    )

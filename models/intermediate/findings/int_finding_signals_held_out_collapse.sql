@@ -59,6 +59,7 @@ held_out as (
         step,
         performance_metric,
         performance as value,
+        performance - lag(performance) over (partition by run_id order by step) as change,
         row_number() over (partition by run_id order by step) as n,
         count(*) over (partition by run_id) as points
     from held_out_points
@@ -125,6 +126,7 @@ held_out_starts as (
         run_id,
         any_value(performance_metric) as performance_metric,
         avg(value) as start_level,
+        count(*) as start_count,
         max(step) as start_last_step
     from held_out
     where n <= {{ start_points }}
@@ -166,6 +168,21 @@ collapses as (
     having count(*) >= {{ var('held_out_collapse_min_points') }}
 ),
 
+collapse_noise as (
+    {# The held-out metric's own noise: sigma^2 = half the sample variance
+       of its point-to-point changes, leaving out the change into the
+       collapse (a fall is not noise). #}
+    select
+        collapses.run_id,
+        sqrt(var_samp(held_out.change) / 2) as sigma
+    from collapses
+    inner join held_out
+        on
+            collapses.run_id = held_out.run_id
+            and collapses.first_low_step <> held_out.step
+    group by 1
+),
+
 reward_starts as (
     select
         rewards.run_id,
@@ -201,12 +218,18 @@ held_collapses as (
         reward_names.reward_text
     from collapses
     inner join reward_names on collapses.run_id = reward_names.run_id
+    inner join collapse_noise on collapses.run_id = collapse_noise.run_id
     inner join held_out_starts on collapses.run_id = held_out_starts.run_id
     inner join reward_starts on collapses.run_id = reward_starts.run_id
     inner join reward_during on collapses.run_id = reward_during.run_id
     where
         reward_during.reward_during
         > reward_starts.reward_start - {{ collapse_fraction }} * abs(reward_starts.reward_start)
+        {#- ... and the fall is no noise: at least held_out_t standard errors
+            of the difference of the two means #}
+        and held_out_starts.start_level - collapses.low_mean
+        >= {{ var('held_out_t') }} * collapse_noise.sigma
+        * sqrt(1.0 / held_out_starts.start_count + 1.0 / collapses.low_points)
 ),
 
 windows as (
@@ -235,6 +258,17 @@ windows as (
     having count(*) > {{ window }}
 ),
 
+held_out_noise as (
+    {# The held-out metric's point-to-point noise over the run: sigma^2 =
+       half the sample variance of its changes (a steady trend moves their
+       mean, not their spread). #}
+    select
+        run_id,
+        sqrt(var_samp(change) / 2) as sigma
+    from held_out
+    group by 1
+),
+
 held_out_fits as (
     select
         windows.run_id,
@@ -245,7 +279,8 @@ held_out_fits as (
         {{ regression_slope('held_out.value', 'held_out.step') }} as slope,
         power(corr(held_out.value, held_out.step), 2) as r_squared,
         avg(held_out.value) as mean_value,
-        avg(held_out.step) as mean_step
+        avg(held_out.step) as mean_step,
+        count(*) as points
     from windows
     inner join held_out
         on
@@ -281,6 +316,8 @@ fitted as (
         held_out_fits.span,
         held_out_fits.performance_metric,
         held_out_fits.r_squared as held_out_r_squared,
+        held_out_fits.points as held_out_points,
+        held_out_noise.sigma as held_out_sigma,
         held_out_fits.mean_value
         + held_out_fits.slope * (held_out_fits.first_step - held_out_fits.mean_step)
             as held_out_start,
@@ -300,6 +337,7 @@ fitted as (
         reward_names.reward_text
     from held_out_fits
     inner join reward_names on held_out_fits.run_id = reward_names.run_id
+    inner join held_out_noise on held_out_fits.run_id = held_out_noise.run_id
     inner join reward_fits
         on
             held_out_fits.run_id = reward_fits.run_id
@@ -319,6 +357,12 @@ divergences as (
         and (held_out_start - held_out_end)
         >= {{ var('divergence_drop_fraction') }} * abs(held_out_start)
         and held_out_r_squared >= {{ var('rising_min_r2') }}
+        {#- the fall is significant: the fit's t = sqrt(r^2 (n - 2) / (1 -
+            r^2)) at least held_out_t, i.e. r^2 (n - 2) >= t^2 (1 - r^2) #}
+        and held_out_r_squared * (held_out_points - 2)
+        >= {{ var('held_out_t') }} * {{ var('held_out_t') }} * (1 - held_out_r_squared)
+        {#- ... and larger than one evaluation's noise could show #}
+        and held_out_start - held_out_end >= {{ var('held_out_t') }} * held_out_sigma
         and reward_points >= {{ var('divergence_min_reward_points') }}
         and reward_slope > 0
         and reward_r_squared >= {{ var('rising_min_r2') }}
