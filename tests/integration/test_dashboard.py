@@ -149,7 +149,8 @@ def test_sample_efficiency_and_plateau(charts: dict[str, go.Figure]) -> None:
     }
     assert by_prompt[_hash(B)] == (0.0, 1.0)
     assert by_prompt[_hash(A)] == (1.0, 0.0)
-    assert by_prompt[_hash(C)] == (1.0, 0.75)  # seen at 1, solved at 2
+    # y: the share of the last visit's rollouts that succeed (strict [1, 0] at it2)
+    assert by_prompt[_hash(C)] == (1.0, 0.5)  # seen at 1, solved at 2
     plateau = charts["plateau_detection"].data[0]
     # only A and B have a full window; B is flat (drawn at the floor) and plateaued
     drawn = dict(zip([x.split()[0] for x in plateau.x], plateau.y, strict=True))
