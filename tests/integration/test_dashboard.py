@@ -478,12 +478,12 @@ def test_interference_colours_lift_with_the_builds_threshold(mixed: dict) -> Non
 CURVES_BY_HAND = {
     "small": {
         "mean_score": [2.5 / 4, 4.25 / 6, 3.5 / 6],
-        "prompt_strict_acc": [1 / 2, 2 / 3, 2 / 3],
+        "solved_share": [1 / 2, 2 / 3, 2 / 3],
         "zero_variance_share": [1 / 2, 1 / 3, 3 / 3],  # it2: A [0, 0], B, C [.75, .75]
     },
     "early": {
         "mean_score": [2.5 / 4, 4.25 / 6],
-        "prompt_strict_acc": [1 / 2, 2 / 3],
+        "solved_share": [1 / 2, 2 / 3],
         "zero_variance_share": [1 / 2, 1 / 3],
     },
 }
@@ -512,7 +512,7 @@ def test_comparison_learning_curves_equal_the_hand_worked_values(several: dict) 
     compared = TrainingDashboard(warehouse=several["warehouse"]).generate_comparison_charts()
     assert list(compared) == list(COMPARE_CHARTS)
     figure = compared["compare_learning_curves"]
-    panels = {"y": "mean_score", "y2": "prompt_strict_acc", "y3": "zero_variance_share"}
+    panels = {"y": "mean_score", "y2": "solved_share", "y3": "zero_variance_share"}
     seen = {}
     for trace in figure.data:
         seen[(trace.name, panels[trace.yaxis])] = (list(trace.x), list(trace.y))
