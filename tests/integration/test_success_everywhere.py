@@ -48,7 +48,7 @@ import numpy as np
 import pytest
 from click.testing import Result
 from obs.reports import TrainingDashboard
-from obs.serve import dashboards
+from obs.serve import dashboards, pages
 
 from tests.conftest import prompt_hash, run_cli
 
@@ -79,6 +79,8 @@ class Built:
     summary_text: str = ""
     # the served run page's tiles (obs serve's /runs/<run>)
     tiles: dict[str, str] = field(default_factory=dict)
+    # the served prompt page of S: its success rate by iteration
+    prompt_page: list[float] = field(default_factory=list)
     queries: dict[str, list[tuple]] = field(default_factory=dict)
 
 
@@ -168,6 +170,10 @@ class Run:
             built.queries = {name: con.execute(sql).fetchall() for name, sql in QUERIES.items()}
             board = dashboards.training(con, {"run_id": "math", "has_rollouts": True}, None)
             built.tiles = dict(board.tiles)
+            page = pages.prompt_page(con, "math", prompt_hash(PROMPTS["S"]), None, 1)
+            assert page is not None
+            [rate] = [t for t in page.figure.data if t.name == "success rate"]
+            built.prompt_page = list(rate.y)
         finally:
             con.close()
         return built
@@ -256,6 +262,11 @@ def test_the_run_page_names_the_rule_in_force(built: dict[str, Built]) -> None:
     # and its share of prompts solved at the last iteration is the rule's
     assert built["strict"].tiles["last solved share"] == "0.5"
     assert built["rule"].tiles["last solved share"] == "0.75"
+
+
+def test_the_prompt_page_plots_the_rules_success_rate(built: dict[str, Built]) -> None:
+    assert built["strict"].prompt_page == pytest.approx([1.0, 0.5, 0.0])
+    assert built["rule"].prompt_page == pytest.approx([0.0, 0.5, 0.5])
 
 
 def test_pass_rate_buckets_follow_the_rule(built: dict[str, Built]) -> None:
