@@ -29,6 +29,8 @@ Worked out by hand, strict (the flags) | ``check_answer >= 3``:
   under both; the others fall back to the rollout's success: flags 0+0+2 (it0),
   0+1+1, 0+2+0 -> .5 .5 .5 | answers 1+0+0, 2+0+1, 2+1+1 -> .375 .625 .75. The
   pair (a, b) over the run: 12 / 24 | 14 / 24 joint.
+- curriculum: P has no GRPO signal for its 3 iterations (dead_prompt_streak):
+  stuck solved, dropped by drop-solved | stuck failed, kept. Q's streak is 2.
 - groups solved all / none by the rule: it0 0 / .75, it1 .25 / .5, it2 .25 /
   .25; the trainer logged those. Under strict (and at score >= 1) it0 is .5 /
   .5, it2's all .5: those steps disagree; it1's solve_all .25 agrees.
@@ -92,6 +94,9 @@ QUERIES = {
     "instruction": "select iteration, success_rate, flag_coverage from fct_instruction_iteration"
     " where instruction_id = 'a' order by 1",
     "pairs": "select n, joint_success_rate from fct_instruction_pairs",
+    "dropped": "select prompt_hash from fct_curriculum where mode = 'drop-solved' and is_dropped",
+    "stuck": "select prompt_hash, is_stuck_solved, is_stuck_failed from fct_upsampling_candidates"
+    " where is_stuck_solved or is_stuck_failed",
     "audit": "select metric, step, verdict, convention from fct_metric_audit"
     " where canonical_metric = 'solve_all' order by 2",
 }
@@ -301,6 +306,15 @@ def test_sample_efficiency_quadrant_by_the_rule(built: dict[str, Built]) -> None
     }
     # S's final score is the same under both rules: the rule's success decides
     assert strict["S"][2] == rule["S"][2] == pytest.approx(0.15)
+
+
+def test_the_curriculum_drops_what_the_rule_calls_stuck_solved(built: dict[str, Built]) -> None:
+    # P scores 1.0 twice at every iteration (no GRPO signal for 3 iterations): all
+    # solved by its flags, all failed by its answers
+    assert [NAMES[h] for (h,) in built["strict"].queries["dropped"]] == ["P"]
+    assert built["rule"].queries["dropped"] == []
+    assert _by_name(built["strict"].queries["stuck"]) == {"P": (True, False)}
+    assert _by_name(built["rule"].queries["stuck"]) == {"P": (False, True)}
 
 
 def test_instruction_fallback_is_the_rollouts_success_and_own_flags_stay(
