@@ -16,6 +16,7 @@ pass_threshold meant for scores from 0 to 1 on a run whose scores leave
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 
@@ -28,7 +29,7 @@ class Success:
     threshold: float | None = None
 
     @classmethod
-    def of(cls, settings: dict[str, object]) -> Success:
+    def of(cls, settings: Mapping[str, object]) -> Success:
         """From a row of rpt_dashboard_settings (an older warehouse without the
         columns: the default)."""
         kind = settings.get("success_kind")
