@@ -2,8 +2,10 @@
 {# Adaptive difficulty: seeded k-means on standardised prompt features, in
    SQL both engines run, step for step what numpy's k-means computes (so
    the buckets are the ones the project's numpy model gave):
-   1. per run and iteration, the prompts' mean_at_5, pass_rate and
-      std_score (null and NaN as 0), in prompt_hash order, standardised
+   1. per run and iteration, the prompts' mean_at_5, success_rate (the
+      share of rollouts that succeed under var success, as every count
+      of solved prompts) and std_score (null and NaN as 0), in
+      prompt_hash order, standardised
       (population std; a constant feature divided by 1), every sum added in
       that order;
    2. k = least(var kmeans_clusters, distinct standardised points);
@@ -21,7 +23,7 @@
 {%- set clusters_asked = var('kmeans_clusters') | int -%}
 {%- set kmeans_seed = var('kmeans_seed') | int -%}
 {%- set draws = kmeans_draws(kmeans_seed, clusters_asked) -%}
-{%- set features = ['mean_at_5', 'pass_rate', 'std_score'] -%}
+{%- set features = ['mean_at_5', 'success_rate', 'std_score'] -%}
 with
 
 int_prompt_iteration as (
