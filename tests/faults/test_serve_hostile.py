@@ -302,16 +302,50 @@ def test_cli_error_line_escapes_a_path_with_a_newline(tmp_path: Path) -> None:
     [
         "select * from read_csv('/etc/passwd')",
         "copy (select 1) to '{root}/out.csv'",
+        # the lake and the warehouse's folder may be read, not written
+        "copy (select 1) to '{lake}/out.csv'",
+        "copy (select 1) to '{warehouse_folder}/out.csv'",
+        "select 1; copy (select 1) to '{lake}/out.csv'",
+        "export database '{lake}/out.csv'",
         "attach '{root}/other.duckdb'",
+        "attach '{lake}/out.csv'",
         "install httpfs",
         "set enable_external_access = true",
+        "set autoload_known_extensions = true",
     ],
 )
 def test_sql_reads_only_the_warehouse_and_lake(built: dict[str, Path], query: str) -> None:
     settings = ["--lake", built["lake"], "--warehouse", built["warehouse"]]
-    result = run_cli([*settings, "sql", query.format(root=built["root"])], exit_code=1)
+    folders = {
+        "root": built["root"],
+        "lake": built["lake"],
+        "warehouse_folder": built["warehouse"].parent,
+    }
+    result = run_cli([*settings, "sql", query.format(**folders)], exit_code=1)
     assert result.stderr.startswith("Error: "), result.stderr
-    assert not (built["root"] / "out.csv").exists()
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    for folder in folders.values():
+        assert not (folder / "out.csv").exists()
+
+
+def test_sql_installs_and_autoloads_no_extension(built: dict[str, Path]) -> None:
+    settings = ["--lake", built["lake"], "--warehouse", built["warehouse"]]
+    names = [
+        "autoinstall_known_extensions",
+        "autoload_known_extensions",
+        "allow_community_extensions",
+        "enable_external_access",
+        "lock_configuration",
+    ]
+    query = "select " + ", ".join(f"current_setting('{n}') as {n}" for n in names)
+    out = run_cli([*settings, "sql", query, "--format", "json"]).stdout
+    assert json.loads(out) == [dict(zip(names, [False, False, False, False, True], strict=True))]
+    # A file of a remote scheme would autoload httpfs: refused, nothing installed.
+    result = run_cli(
+        [*settings, "sql", "select * from read_parquet('https://example.invalid/x.parquet')"],
+        exit_code=1,
+    )
+    assert result.stderr.startswith("Error: ")
 
 
 def test_sql_still_reads_marts_and_the_lake_views(built: dict[str, Path]) -> None:
