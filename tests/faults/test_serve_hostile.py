@@ -153,11 +153,13 @@ def test_serve_digit_like_parameters_get_400_in_one_line(served: Any, path: str)
     assert "Traceback" not in log.read_text()
 
 
-def test_serve_run_status_cache_keeps_known_runs_only(built: dict[str, Path]) -> None:
+def test_serve_run_status_cache_keeps_known_runs_only(
+    built: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from obs.serve import app
     from obs.serve.access import Access
-    from obs.serve.app import STATUS_RUNS, Server
 
-    server = Server(Access(built["warehouse"], built["lake"]))
+    server = app.Server(Access(built["warehouse"], built["lake"]))
     version = server.access.version()
     for number in range(300):
         state = server.state(version, f"unknown-{number}-" + "x" * 1000)
@@ -166,7 +168,11 @@ def test_serve_run_status_cache_keeps_known_runs_only(built: dict[str, Path]) ->
     known = server.state(version, "r1")
     assert known["last"] == "iteration 2"
     assert list(server._status[1]) == ["r1"]
-    assert STATUS_RUNS <= 1000
+    # Bounded for known runs too: with no room left, r1 is answered and not kept.
+    monkeypatch.setattr(app, "STATUS_RUNS", 0)
+    fresh = app.Server(Access(built["warehouse"], built["lake"]))
+    assert fresh.state(version, "r1")["last"] == "iteration 2"
+    assert len(fresh._status[1]) == 0
 
 
 def test_serve_steady_pages_do_not_starve_a_build(tmp_path: Path) -> None:
@@ -295,6 +301,50 @@ def test_cli_error_line_escapes_a_path_with_a_newline(tmp_path: Path) -> None:
     result = run_cli(["--warehouse", odd, "summary"], exit_code=1)
     lines = [x for x in result.stderr.splitlines() if x.strip()]
     assert len(lines) == 1 and lines[0].startswith("Error: ") and "a\\nb\\x1b" in lines[0]
+
+
+def _raw_controls(text: str) -> list[str]:
+    """The control characters and bidirectional controls ``text`` holds raw (newlines apart)."""
+    return [c for c in text if (ord(c) < 0x20 and c != "\n") or c in "\x7f\u202a\u202e\u2066"]
+
+
+def test_cli_runs_analyze_rewards_and_ingest_escape_control_characters(tmp_path: Path) -> None:
+    """A tracker export whose name, project, tags and config hold ESC, BEL and an override,
+    a reward function named with an override, and a lake whose path holds ESC: every text
+    output writes them as escapes."""
+    export = tmp_path / "abc123.json"
+    record = {
+        "id": "abc123",
+        "project": "p\x1bproj",
+        "name": "nm\x1b[31mred\x07",
+        "tags": [f"t{RLO}x"],
+        "config": {"note": f"c\x1b]0;title\x07{RLO}z", "lr": 0.1},
+        "history": [{"_step": s, "loss": 1 / (s + 1)} for s in range(5)],
+    }
+    export.write_text(json.dumps(record))
+    monitor = tmp_path / "monitor"
+    monitor.mkdir()
+    for step in range(1, 4):
+        scores = {f"fmt{RLO}evil\x1b": [0.5, 1.0], "correct": [0.0, float(step % 2)]}
+        record = {"step": step, "metrics": {"mean_reward": 0.5}, "reward_scores": scores}
+        (monitor / f"step_{step:06d}.json").write_text(json.dumps(record))
+    lake, warehouse = tmp_path / "lake\x1bx\x07", tmp_path / "obs.duckdb"
+    settings = ["--lake", lake, "--warehouse", warehouse]
+    landed = run_cli([*settings, "ingest", "metrics", export]).stdout
+    assert "lake\\x1bx\\x07" in landed and not _raw_controls(landed), landed
+    run_cli([*settings, "ingest", "monitoring", monitor, "--run", "m1", "-q"])
+    run_cli([*settings, "build", "--quiet"])
+    outputs = {
+        "runs": run_cli([*settings, "runs"]).stdout,
+        "analyze": run_cli([*settings, "analyze", "abc123"]).stdout,
+        "rewards": run_cli([*settings, "rewards", "m1"]).stdout,
+    }
+    for command, out in outputs.items():
+        assert not _raw_controls(out), (command, out)
+    assert "nm\\x1b[31mred\\x07" in outputs["runs"] and "t\\u202ex" in outputs["runs"]
+    assert "c\\x1b]0;title\\x07\\u202ez" in outputs["analyze"]
+    assert "p\\x1bproj" in outputs["analyze"]
+    assert "fmt\\u202eevil\\x1b" in outputs["rewards"]
 
 
 @pytest.mark.parametrize(
