@@ -12,6 +12,7 @@ from __future__ import annotations
 import http.client
 import json
 import re
+import shutil
 import signal
 import subprocess
 import threading
@@ -348,32 +349,47 @@ def test_cli_runs_analyze_rewards_and_ingest_escape_control_characters(tmp_path:
 
 
 @pytest.mark.parametrize(
-    "query",
+    ("query", "refusal"),
     [
-        "select * from read_csv('/etc/passwd')",
-        "copy (select 1) to '{root}/out.csv'",
+        ("select * from read_csv('/etc/passwd')", "file system operations are disabled"),
+        ("copy (select 1) to '{root}/out.csv'", "COPY is refused"),
         # the lake and the warehouse's folder may be read, not written
-        "copy (select 1) to '{lake}/out.csv'",
-        "copy (select 1) to '{warehouse_folder}/out.csv'",
-        "select 1; copy (select 1) to '{lake}/out.csv'",
-        "export database '{lake}/out.csv'",
-        "attach '{root}/other.duckdb'",
-        "attach '{lake}/out.csv'",
-        "install httpfs",
-        "set enable_external_access = true",
-        "set autoload_known_extensions = true",
+        ("copy (select 1) to '{lake}/out.csv'", "COPY is refused"),
+        ("copy (select 1) to '{warehouse_folder}/out.csv'", "COPY is refused"),
+        ("select 1; copy (select 1) to '{lake}/out.csv'", "COPY is refused"),
+        ("export database '{lake}/out.csv'", "EXPORT DATABASE is refused"),
+        ("attach '{root}/other.duckdb' as other", "ATTACH is refused"),
+        ("attach '{lake}/other.duckdb' as other", "ATTACH is refused"),
+        ("install httpfs", "disabled by configuration"),
+        ("load httpfs", "disabled through configuration"),
+        ("set enable_external_access = true", "the configuration has been locked"),
+        ("set autoload_known_extensions = true", "the configuration has been locked"),
     ],
 )
-def test_sql_reads_only_the_warehouse_and_lake(built: dict[str, Path], query: str) -> None:
+def test_sql_reads_only_the_warehouse_and_lake(
+    built: dict[str, Path], query: str, refusal: str
+) -> None:
     settings = ["--lake", built["lake"], "--warehouse", built["warehouse"]]
     folders = {
         "root": built["root"],
         "lake": built["lake"],
         "warehouse_folder": built["warehouse"].parent,
     }
-    result = run_cli([*settings, "sql", query.format(**folders)], exit_code=1)
-    assert result.stderr.startswith("Error: "), result.stderr
+    for folder in folders.values():  # nothing left by another case
+        shutil.rmtree(folder / "out.csv", ignore_errors=True)
+        (folder / "out.csv").unlink(missing_ok=True)
+    others = [built["root"] / "other.duckdb", built["lake"] / "other.duckdb"]
+    for other in others:  # another database, outside and inside the folders read
+        with duckdb.connect(str(other)) as con:
+            con.execute("create or replace table t as select 42 as secret")
+    try:
+        result = run_cli([*settings, "sql", query.format(**folders)], exit_code=1)
+    finally:
+        for other in others:
+            other.unlink()
+    assert result.stderr.startswith("Error: ") and refusal in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "download" not in result.stderr  # refused, not tried over the network
     for folder in folders.values():
         assert not (folder / "out.csv").exists()
 
