@@ -343,6 +343,10 @@ def test_cli_runs_analyze_rewards_and_ingest_escape_control_characters(tmp_path:
     for command, out in outputs.items():
         assert not _raw_controls(out), (command, out)
     assert "nm\\x1b[31mred\\x07" in outputs["runs"] and "t\\u202ex" in outputs["runs"]
+    # the table aligned as printed: the escaped name's column as wide as its escapes
+    head, rule, *rows = outputs["runs"].splitlines()
+    [row] = [r for r in rows if r.startswith("abc123")]
+    assert row.index("unknown") == head.index("state") == rule.index("  -", 10) + 2
     assert "c\\x1b]0;title\\x07\\u202ez" in outputs["analyze"]
     assert "p\\x1bproj" in outputs["analyze"]
     assert "fmt\\u202eevil\\x1b" in outputs["rewards"]
