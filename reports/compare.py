@@ -17,9 +17,11 @@ from obs.reports.resolve import WITH_HISTORY, WITH_ROLLOUTS, find_run, holdings,
 from obs.reports.warehouse import finite_values, one_row, open_runs, rows, table_names
 
 # Training metrics shown in section 2, in this order, and whether lower is better: the
-# held-out metric first (eval_accuracy: every framework's held-out accuracy).
+# held-out metrics first (eval_accuracy and eval_reward: every framework's held-out
+# accuracy and reward).
 TRAINING = (
     ("eval_accuracy", False),
+    ("eval_reward", False),
     ("loss", True),
     ("kl", True),
     ("reward_mean", False),
@@ -123,7 +125,7 @@ def compare_runs(
     metrics: list[str] | None,
     targets: dict[str, float],
 ) -> dict[str, Any]:
-    names = metrics or ["eval_accuracy", "loss", "reward_mean", "elo"]
+    names = metrics or ["eval_accuracy", "eval_reward", "loss", "reward_mean", "elo"]
     names = list(dict.fromkeys([*names, *targets]))
     out: dict[str, Any] = {"runs": [], "metrics": [], "config_differences": []}
     for run_id in ids:

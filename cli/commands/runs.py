@@ -153,9 +153,9 @@ def _build_target(ctx: click.Context, param: click.Parameter, value: str) -> str
     "--metrics",
     multiple=True,
     callback=_metrics_option,
-    help="Metrics to compare: canonical names or keys as logged (default: eval_accuracy, the "
-    "held-out accuracy under any framework's name, then loss, reward_mean, elo). Repeat, or "
-    "separate with commas.",
+    help="Metrics to compare: canonical names or keys as logged (default: eval_accuracy and "
+    "eval_reward, the held-out accuracy and reward under any framework's name, then loss, "
+    "reward_mean, elo; those a run logged). Repeat, or separate with commas.",
 )
 @click.option(
     "--reach",

@@ -66,8 +66,8 @@ def trainer_state(path: Path, steps: int, *, max_steps: int = 100, evals: int = 
         )
         points += 7
         if step % evals == 0:
-            rows.append({"eval_loss": 1.0 / step + 0.1, "step": step})
-            points += 1
+            rows.append({"eval_loss": 1.0 / step + 0.1, "eval_reward": step / 100, "step": step})
+            points += 2
     state = TrainerState(global_step=steps, max_steps=max_steps, log_history=rows)
     path.parent.mkdir(parents=True, exist_ok=True)
     state.save_to_json(str(path))
@@ -331,6 +331,15 @@ def test_runs_analyze_compare_export(two_runs: tuple[int, int], invoke: Invoke,
         ).stdout
     )  # fmt: skip
     reward = next(m for m in compared["metrics"] if m["metric"] == "reward_mean")
+    # with no --metrics, the held-out reward TRL logged is among the defaults, before the
+    # training reward, each run's last point (run-a's eval at step 30, run-b's at 20)
+    defaults = json.loads(invoke(["compare", "run-a", "run-b", "--format", "json"]).stdout)
+    names = [m["metric"] for m in defaults["metrics"]]
+    assert names.index("eval_reward") < names.index("reward_mean"), names
+    held_out = next(m for m in defaults["metrics"] if m["metric"] == "eval_reward")
+    assert {v["run_id"]: v["final"] for v in held_out["values"]} == pytest.approx(
+        {"run-a": 0.3, "run-b": 0.2}
+    )
     reached = {v["run_id"]: v["reached"]["step"] for v in reward["values"]}
     assert reached == {"run-a": 16, "run-b": 16}
     finals = {v["run_id"]: v["final"] for v in reward["values"]}
