@@ -6,8 +6,8 @@
    weighted sum of the functions' means at every step (a mean is linear),
    so the least-squares solution of total_t = sum_f w_f mean_f,t over the
    steps where the total and every function were logged gives the weights.
-   Solved on the normal equations by Gauss-Jordan elimination, one CTE a
-   pivot (at most reward_weight_fit_max_functions functions; the Gram
+   Solved on the normal equations by Gauss-Jordan elimination, one step
+   of a fold over a list per run a pivot (at most reward_weight_fit_max_functions functions; the Gram
    matrix of a run's functions is symmetric positive definite unless two
    of them move together, so no row swaps are needed). fit_status:
    - fitted: at least functions + 2 steps, no function a combination of
@@ -27,11 +27,6 @@
    which weights a run gets. #}
 {%- set max_functions = var('reward_weight_fit_max_functions') -%}
 {%- set n = max_functions -%}
-{#- the augmented matrix's entries, row by row: n rows, n + 1 columns -#}
-{%- set entries = [] -%}
-{%- for r in range(1, n + 1) -%}{%- for c in range(1, n + 2) -%}
-    {%- do entries.append((r, c)) -%}
-{%- endfor -%}{%- endfor -%}
 with
 
 logged as (
@@ -135,137 +130,163 @@ attempted as (
     where functions <= {{ max_functions }} and points >= functions + 2
 ),
 
-{# The augmented normal equations [X'X | X'y], one row per entry: columns
-   1..functions hold X'X, column max_functions + 1 holds X'y. #}
+{# The normal equations, one row per entry (r, c) of X'X, with row r's
+   entry of X'y beside it (every c alike). One read of the points: Spark
+   inlines every CTE where it is read, so each CTE below is read once or
+   twice, not once per use. #}
 normal_equations as (
     select
         a.run_id,
+        any_value(attempted.functions) as functions,
         a.function_index as row_index,
         b.function_index as column_index,
-        sum(a.x * b.x) as value
+        sum(a.x * b.x) as xx,
+        sum(a.x * a.y) as xy
     from points as a
     inner join points as b on a.run_id = b.run_id and a.step = b.step
-    where a.run_id in (select attempted.run_id from attempted)
-    group by 1, 2, 3
-    union all
-    select
-        points.run_id,
-        points.function_index as row_index,
-        {{ n + 1 }} as column_index,
-        sum(points.x * points.y) as value
-    from points
-    inner join attempted on points.run_id = attempted.run_id
-    group by 1, 2, 3
+    inner join attempted on a.run_id = attempted.run_id
+    group by 1, 3, 4
 ),
 
-{# The same equations as one row per run, entry (r, c) in column m0_r_c
-   (0 where a run has fewer functions), d_r the diagonal entry a pivot is
-   judged against. Each pivot below is then one projection of the row
-   before it: no window, no self-join, so the plan grows with the pivots on
-   every engine. #}
-matrix_0 as (
+{# The elimination's state, one list per run (k functions, w = k + 1):
+   slot 1 the pivots done, slot 1 + (r - 1) w + c entry (r, c) of the
+   augmented matrix [X'X | X'y], slot 1 + k w + r row r's diagonal entry
+   (until pivot r replaces it by the pivot / that entry). slot_rows and
+   slot_columns say which a slot is (0 and 0: the count; r and 0: a ratio).
+   Each entry of the normal equations makes the slots of its kind. #}
+kinds as (
+    select 'entry' as kind
+    union all
+    select 'right_side' as kind
+    union all
+    select 'ratio' as kind
+    union all
+    select 'count' as kind
+),
+
+slots as (
     select
         normal_equations.run_id,
-        {%- for r in range(1, n + 1) %}
-            coalesce(max(case
-                when
-                    normal_equations.row_index = {{ r }} and normal_equations.column_index = {{ r }}
-                    then normal_equations.value
-            end), 0.0) as d_{{ r }},
-        {%- endfor %}
-        {%- for r, c in entries %}
-            coalesce(max(case
-                when
-                    normal_equations.row_index = {{ r }} and normal_equations.column_index = {{ c }}
-                    then normal_equations.value
-            end), 0.0) as m0_{{ r }}_{{ c }},
-        {%- endfor %}
-        any_value(attempted.functions) as functions
+        normal_equations.functions,
+        case kinds.kind
+            when 'count' then 1
+            when 'ratio'
+                then
+                    1 + normal_equations.functions * (normal_equations.functions + 1)
+                    + normal_equations.row_index
+            else
+                1 + (normal_equations.row_index - 1) * (normal_equations.functions + 1)
+                + case
+                    when kinds.kind = 'entry' then normal_equations.column_index
+                    else normal_equations.functions + 1
+                end
+        end as slot,
+        case when kinds.kind = 'count' then 0 else normal_equations.row_index end as row_index,
+        case
+            when kinds.kind = 'entry' then normal_equations.column_index
+            when kinds.kind = 'right_side' then normal_equations.functions + 1
+            else 0
+        end as column_index,
+        case
+            when kinds.kind = 'count' then 0.0
+            when kinds.kind = 'right_side' then normal_equations.xy
+            else normal_equations.xx
+        end as value
     from normal_equations
-    inner join attempted on normal_equations.run_id = attempted.run_id
+    cross join kinds
+    where
+        kinds.kind = 'entry'
+        or (
+            kinds.kind in ('right_side', 'ratio')
+            and normal_equations.row_index = normal_equations.column_index
+        )
+        or (
+            kinds.kind = 'count'
+            and normal_equations.row_index = 1
+            and normal_equations.column_index = 1
+        )
+),
+
+start as (
+    select
+        run_id,
+        {#- int: Spark's element_at takes an int position -#}
+        cast(any_value(functions) as int) as functions,
+        {{ ordered_list('cast(slot as int)', ['slot']) }} as slot_numbers,
+        {{ ordered_list('cast(row_index as int)', ['slot']) }} as slot_rows,
+        {{ ordered_list('cast(column_index as int)', ['slot']) }} as slot_columns,
+        {{ ordered_list('cast(value as double)', ['slot']) }} as state
+    from slots
     group by 1
 ),
 
-{% for p in range(1, n + 1) %}
-{#- pivot {{ p }}: row {{ p }} divided by its diagonal entry, that column
-    cleared from every other row; a run with fewer functions is unchanged.
-    ratio_{{ p }} is the pivot against its starting diagonal entry. #}
-    matrix_{{ p }} as (
-        select
-            run_id,
-            {%- for r in range(1, n + 1) %}
-                d_{{ r }},
-            {%- endfor %}
-            {%- for q in range(1, p) %}
-                ratio_{{ q }},
-            {%- endfor %}
-            case
-                when functions >= {{ p }}
-                    then coalesce(m{{ p - 1 }}_{{ p }}_{{ p }} / nullif(d_{{ p }}, 0), 0.0)
-            end as ratio_{{ p }},
-            {%- for r, c in entries %}
-                case
-                    when functions < {{ p }} then m{{ p - 1 }}_{{ r }}_{{ c }}
-                    {%- if r == p %}
-                        else m{{ p - 1 }}_{{ p }}_{{ c }} / nullif(m{{ p - 1 }}_{{ p }}_{{ p }}, 0)
-                    {%- else %}
-                        else
-                            m{{ p - 1 }}_{{ r }}_{{ c }}
-                            - m{{ p - 1 }}_{{ r }}_{{ p }} * m{{ p - 1 }}_{{ p }}_{{ c }}
-                            / nullif(m{{ p - 1 }}_{{ p }}_{{ p }}, 0)
-                    {%- endif %}
-                end as m{{ p }}_{{ r }}_{{ c }},
-            {%- endfor %}
-            functions
-        from matrix_{{ p - 1 }}
-    ),
+{#- Gauss-Jordan, one pivot a fold step (q, the next pivot; nothing once q
+    passes k): row q divided by its diagonal entry, column q cleared from
+    every other row as entry - entry(r, q) * entry(q, c) / pivot. A run's
+    whole solve is one expression, so the plan does not grow with the
+    pivots on any engine. #}
+{%- set q = "(cast(" ~ list_element('state', 1) ~ " as int) + 1)" -%}
+{%- set w = "(functions + 1)" -%}
+{%- set row = list_element('slot_rows', 'slot') -%}
+{%- set column = list_element('slot_columns', 'slot') -%}
+{%- set pivot_entry = list_element('state', "1 + (" ~ q ~ " - 1) * " ~ w ~ " + " ~ q) -%}
+{%- set pivot = "nullif(" ~ pivot_entry ~ ", 0)" -%}
+{%- set in_pivot_row = list_element('state', "1 + (" ~ q ~ " - 1) * " ~ w ~ " + " ~ column) -%}
+{%- set in_pivot_column = list_element('state', "1 + (" ~ row ~ " - 1) * " ~ w ~ " + " ~ q) -%}
+{%- set entry = list_element('state', 'slot') %}
+{%- set pivot_step = list_map('slot_numbers', 'slot', "case"
+    ~ " when " ~ q ~ " > functions then " ~ entry
+    ~ " when " ~ row ~ " = 0 then cast(" ~ q ~ " as double)"
+    ~ " when " ~ column ~ " = 0 and " ~ row ~ " = " ~ q
+    ~ " then coalesce(" ~ pivot ~ " / nullif(" ~ entry ~ ", 0), 0.0)"
+    ~ " when " ~ column ~ " = 0 then " ~ entry
+    ~ " when " ~ row ~ " = " ~ q ~ " then " ~ in_pivot_row ~ " / " ~ pivot
+    ~ " else " ~ entry ~ " - " ~ in_pivot_column ~ " * " ~ in_pivot_row ~ " / " ~ pivot
+    ~ " end") %}
 
-{% endfor %}
-{# least() passes over the pivots a run does not have (null) #}
-conditioning as (
+solved as (
     select
         run_id,
-        coalesce(least(
-            {%- for p in range(1, n + 1) %}
-                ratio_{{ p }}{{ "," if not loop.last }}
-            {%- endfor %}
-        ), 0.0) as smallest_pivot_ratio
-    from matrix_{{ n }}
+        functions,
+        {{ repeat_fold(n, 'state', 'state', pivot_step) }} as state
+    from start
 ),
 
+{# the weights (column k + 1), and the smallest pivot against its diagonal
+   entry of the run's #}
 weights as (
     select
-        functions.run_id,
-        functions.function_index,
-        case functions.function_index
-            {%- for r in range(1, n + 1) %}
-                when {{ r }} then matrix_{{ n }}.m{{ n }}_{{ r }}_{{ n + 1 }}
-            {%- endfor %}
-        end as weight
-    from matrix_{{ n }}
-    inner join functions on matrix_{{ n }}.run_id = functions.run_id
+        run_id,
+        function_index,
+        weight,
+        coalesce(min(pivot_ratio) over (partition by run_id), 0.0) as smallest_pivot_ratio
+    from (
+        select
+            solved.run_id,
+            functions.function_index,
+            {{ list_element(
+                'solved.state', '1 + functions.function_index * (solved.functions + 1)'
+            ) }} as weight,
+            {{ list_element(
+                'solved.state',
+                '1 + solved.functions * (solved.functions + 1) + functions.function_index'
+            ) }} as pivot_ratio
+        from solved
+        inner join functions on solved.run_id = functions.run_id
+    ) as solution
 ),
 
+{# The largest residual, and the same with the weights rounded to 3
+   decimals: a trainer's float32 totals leave the solve's weights off by
+   about 1e-6 (more when the functions move nearly together), and a weight
+   of 0 read as 2e-6 would not be logged only. The rounded weights are
+   taken when they fit as well. #}
 residuals as (
     select
         points.run_id,
         points.step,
-        any_value(points.y) - sum(weights.weight * points.x) as residual
-    from points
-    inner join weights
-        on points.run_id = weights.run_id and points.function_index = weights.function_index
-    group by 1, 2
-),
-
-{# The same residual with the weights rounded to 3 decimals: a trainer's
-   float32 totals leave the solve's weights off by about 1e-6 (more when the
-   functions move nearly together), and a weight of 0 read as 2e-6 would not
-   be logged only. The rounded weights are taken when they fit as well. #}
-rounded_residuals as (
-    select
-        points.run_id,
-        points.step,
-        any_value(points.y) - sum(round(weights.weight, 3) * points.x) as residual
+        any_value(points.y) - sum(weights.weight * points.x) as residual,
+        any_value(points.y) - sum(round(weights.weight, 3) * points.x) as rounded_residual
     from points
     inner join weights
         on points.run_id = weights.run_id and points.function_index = weights.function_index
@@ -274,15 +295,13 @@ rounded_residuals as (
 
 fit_quality as (
     select
-        attempted.run_id,
+        residuals.run_id,
         max(abs(residuals.residual))
-        / greatest(any_value(attempted.total_scale), 1e-300) as relative_residual,
-        max(abs(rounded_residuals.residual))
-        / greatest(any_value(attempted.total_scale), 1e-300) as rounded_relative_residual
-    from attempted
-    inner join residuals on attempted.run_id = residuals.run_id
-    inner join rounded_residuals
-        on residuals.run_id = rounded_residuals.run_id and residuals.step = rounded_residuals.step
+        / greatest(any_value(fit_sizes.total_scale), 1e-300) as relative_residual,
+        max(abs(residuals.rounded_residual))
+        / greatest(any_value(fit_sizes.total_scale), 1e-300) as rounded_relative_residual
+    from residuals
+    inner join fit_sizes on residuals.run_id = fit_sizes.run_id
     group by 1
 ),
 
@@ -297,7 +316,7 @@ final as (
             when fit_sizes.functions > {{ max_functions }} then 'too_many_functions'
             when fit_sizes.run_id is null or fit_sizes.points < fit_sizes.functions + 2
                 then 'too_few_steps'
-            when conditioning.smallest_pivot_ratio < 1e-6 then 'collinear'
+            when weights.smallest_pivot_ratio < 1e-6 then 'collinear'
             {#- decides whether the fitted weights are used: a threshold a
                 user sees in found_by #}
             when
@@ -323,7 +342,6 @@ final as (
     from functions
     inner join function_counts on functions.run_id = function_counts.run_id
     left join fit_sizes on functions.run_id = fit_sizes.run_id
-    left join conditioning on functions.run_id = conditioning.run_id
     left join fit_quality on functions.run_id = fit_quality.run_id
     left join weights
         on
