@@ -13,13 +13,18 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
 from tests.conftest import lake_query, lake_rows, run_cli
-from tests.faults.conftest import line, write_dump
+from tests.faults.conftest import OBS, line, write_dump
+from tests.faults.test_hostile_ingest import BOMB_LINE, _gzip_bomb
 
 RLO = "\u202e"
 RLO_MARK = "\u27e8U+202E\u27e9"  # how a page shows the override instead of applying it
@@ -236,3 +241,60 @@ def test_static_agent_dashboard_survives_a_comment_opener_in_a_question(tmp_path
     # no script block anywhere on the page holds a comment opener
     for body in re.findall(r"<script[^>]*>(.*?)</script>", page, re.S):
         assert "<!--" not in body
+
+
+# ------------------------------------------------------------- a gzip bomb in a followed folder
+
+
+def _measured(
+    command: list[str], env: dict[str, str], logs: Path, timeout: float
+) -> tuple[int, str, int]:
+    """Run ``command``; its exit code, its output (stdout, then stderr) and its peak
+    resident bytes (from wait4). Killed with its process group, and failed, when it
+    outlasts ``timeout``."""
+    out, err = logs.with_suffix(".out"), logs.with_suffix(".err")
+    with out.open("w") as stdout, err.open("w") as stderr:
+        process = subprocess.Popen(
+            command, stdout=stdout, stderr=stderr, env=env, start_new_session=True
+        )
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                os.killpg(process.pid, signal.SIGKILL)
+                os.wait4(process.pid, 0)
+                pytest.fail(f"still running after {timeout:.0f} s: {command}")
+            time.sleep(0.1)
+    process.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+    return process.returncode, out.read_text() + err.read_text(), usage.ru_maxrss * 1024
+
+
+@pytest.mark.slow  # a watch round over the cut (1.2 million rows) and its build: about 15 s
+def test_watch_over_a_folder_with_a_gzip_bomb_lands_the_rest_in_bounded_memory(
+    tmp_path: Path,
+) -> None:
+    """``obs watch`` follows a folder: a bomb dropped in it (1 GiB in about 3 MB) is cut
+    at the limit OBS_GZIP_MAX_RATIO sets, the other dump lands and builds, and the
+    round's memory stays bounded (before the limit: past 8 GB on the ingest alone)."""
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    _gzip_bomb(dumps / "0.jsonl.gz", 1 << 30)
+    write_dump(dumps / "1.jsonl", [line("the other file"), line("the other file", 0.0)])
+    lake, warehouse = tmp_path / "lake", tmp_path / "w.duckdb"
+    command = [OBS, "--lake", str(lake), "--warehouse", str(warehouse), "watch", str(dumps)]
+    env = {**os.environ, "OBS_GZIP_MAX_RATIO": "1"}  # the cut: the first 64 MiB
+    status, out, peak = _measured(
+        [*command, "--run", "r", "--rounds", "1"], env, tmp_path / "watch", timeout=150
+    )
+    assert status == 0, out
+    landed = (64 << 20) // len(BOMB_LINE)
+    assert f"round 1: +{landed + 2:,} rows from 2 file(s); r: 2 iterations (0-1)" in out
+    assert "0.jsonl.gz" in out  # the cut file is named
+    assert peak < 2 << 30, f"peak RSS {peak / 2**20:.0f} MiB"
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        rows = con.execute(
+            "select iteration, n_samples from fct_prompt_iteration order by iteration"
+        ).fetchall()
+    assert rows == [(0, landed), (1, 2)]
