@@ -298,3 +298,62 @@ def test_watch_over_a_folder_with_a_gzip_bomb_lands_the_rest_in_bounded_memory(
             "select iteration, n_samples from fct_prompt_iteration order by iteration"
         ).fetchall()
     assert rows == [(0, landed), (1, 2)]
+
+
+# ------------------------------------------------------------- SIGTERM while following a run
+
+
+@pytest.mark.slow  # a server following a run for a few rounds: about 10 s
+def test_sigterm_with_an_open_event_stream_starts_no_round_and_prints_no_traceback(
+    tmp_path: Path,
+) -> None:
+    """``obs serve PATH`` follows a run every 0.1 s while a page holds its event stream
+    open: SIGTERM ends the stream and the round under way, starts no other round, and
+    the server exits 0 without a traceback."""
+    import http.client
+    import threading
+
+    from tests.integration.test_serve import _free_port, _until
+
+    dumps = tmp_path / "dumps"
+    write_dump(dumps / "0.jsonl", [line("p0"), line("p0", 0.0), line("p1", 0.5)])
+    lake, warehouse = tmp_path / "lake", tmp_path / "w.duckdb"
+    port = _free_port()
+    command = [OBS, "--lake", str(lake), "--warehouse", str(warehouse), "serve", str(dumps)]
+    command += ["--run", "r", "--every", "0.1", "--port", str(port)]
+    log = tmp_path / "serve.log"
+    streamed: list[int] = []
+
+    def hold_the_stream() -> None:
+        con = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        try:
+            con.request("GET", "/api/events?run=r", headers={"Host": "127.0.0.1"})
+            response = con.getresponse()
+            streamed.append(response.status)
+            while response.read1(1024):
+                pass
+        except OSError:
+            pass
+        finally:
+            con.close()
+
+    with log.open("w") as handle:
+        process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
+        try:
+            _until(lambda: "round 3:" in log.read_text(), 120, "three rounds")
+            stream = threading.Thread(target=hold_the_stream, daemon=True)
+            stream.start()
+            _until(lambda: streamed == [200], 30, "the event stream open")
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=60) == 0, log.read_text()
+            stream.join(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    text = log.read_text()
+    assert not stream.is_alive()  # the stream ended with the server
+    assert "Traceback" not in text and "Exception in ASGI" not in text, text
+    _, signalled, after = text.partition("SIGTERM: stopping")
+    assert signalled, text
+    # the round under way may finish; none starts after it
+    assert len(re.findall(r"round \d+:", after)) <= 1, text
