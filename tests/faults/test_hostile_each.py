@@ -303,13 +303,25 @@ def test_watch_over_a_folder_with_a_gzip_bomb_lands_the_rest_in_bounded_memory(
 # ------------------------------------------------------------- SIGTERM while following a run
 
 
+def _writer_between_rounds(warehouse: Path) -> duckdb.DuckDBPyConnection:
+    """The warehouse opened for writing, once the follower's round lets go of it."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            return duckdb.connect(str(warehouse))
+        except duckdb.IOException:
+            assert time.monotonic() < deadline, "the follower never let go of the warehouse"
+            time.sleep(0.02)
+
+
 @pytest.mark.slow  # a server following a run for a few rounds: about 10 s
 def test_sigterm_with_an_open_event_stream_starts_no_round_and_prints_no_traceback(
     tmp_path: Path,
 ) -> None:
     """``obs serve PATH`` follows a run every 0.1 s while a page holds its event stream
-    open: SIGTERM ends the stream and the round under way, starts no other round, and
-    the server exits 0 without a traceback."""
+    open and another waits for the warehouse (another process holds it for writing):
+    SIGTERM ends the stream, the wait and the round under way, starts no other round
+    while it stops, and the server exits 0 without a traceback."""
     import http.client
     import threading
 
@@ -332,7 +344,17 @@ def test_sigterm_with_an_open_event_stream_starts_no_round_and_prints_no_traceba
             streamed.append(response.status)
             while response.read1(1024):
                 pass
-        except OSError:
+        except (OSError, http.client.HTTPException):
+            pass
+        finally:
+            con.close()
+
+    def request_a_page() -> None:
+        con = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        try:
+            con.request("GET", "/runs/r", headers={"Host": "127.0.0.1"})
+            con.getresponse().read()
+        except (OSError, http.client.HTTPException):
             pass
         finally:
             con.close()
@@ -344,16 +366,29 @@ def test_sigterm_with_an_open_event_stream_starts_no_round_and_prints_no_traceba
             stream = threading.Thread(target=hold_the_stream, daemon=True)
             stream.start()
             _until(lambda: streamed == [200], 30, "the event stream open")
-            process.send_signal(signal.SIGTERM)
-            assert process.wait(timeout=60) == 0, log.read_text()
+            holder = _writer_between_rounds(warehouse)  # a page now waits for it
+            try:
+                page = threading.Thread(target=request_a_page, daemon=True)
+                page.start()
+                time.sleep(1.0)
+                signalled = time.localtime()
+                process.send_signal(signal.SIGTERM)
+                assert process.wait(timeout=60) == 0, log.read_text()
+            finally:
+                holder.close()
             stream.join(timeout=30)
+            page.join(timeout=30)
         finally:
             if process.poll() is None:
                 process.kill()
     text = log.read_text()
-    assert not stream.is_alive()  # the stream ended with the server
+    assert not stream.is_alive() and not page.is_alive()  # both ended with the server
     assert "Traceback" not in text and "Exception in ASGI" not in text, text
-    _, signalled, after = text.partition("SIGTERM: stopping")
-    assert signalled, text
-    # the round under way may finish; none starts after it
-    assert len(re.findall(r"round \d+:", after)) <= 1, text
+    _, said, after = text.partition("SIGTERM: stopping")
+    assert said, text
+    # the round under way may finish (its line comes after the signal's, stamped with the
+    # time it started); none starts after it
+    started = re.findall(r"\[(\d\d):(\d\d):(\d\d)\] round \d+:", after)
+    assert len(started) <= 1, text
+    at = signalled.tm_hour * 3600 + signalled.tm_min * 60 + signalled.tm_sec
+    assert [(h, m, s) for h, m, s in started if int(h) * 3600 + int(m) * 60 + int(s) > at] == []
