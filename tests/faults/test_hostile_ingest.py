@@ -69,6 +69,7 @@ def _peak_rss_of(command: list[str]) -> tuple[subprocess.CompletedProcess, int]:
     return done, int(peak) * 1024  # Linux reports KiB
 
 
+@pytest.mark.slow  # expands 150 MiB of a 1 GiB bomb: about 10 s
 def test_gzip_bomb_is_cut_at_its_limit_in_bounded_memory(tmp_path: Path) -> None:
     dumps = tmp_path / "dumps"
     dumps.mkdir()

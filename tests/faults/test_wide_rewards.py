@@ -25,6 +25,9 @@ import pytest
 
 from tests.faults.conftest import OBS, obs
 
+# a 10,000-column build and a render of it: about 35 s in all
+pytestmark = pytest.mark.slow
+
 WIDE_FUNCTIONS = 10_000
 SMALL_FUNCTIONS = 40
 ROWS = 4
