@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 DEV_STAMP := $(VENV)/.dev-stamp
 WANDB_WRITERS := 0.19.11 0.31.0
 
-.PHONY: install dev spark browser demo test test-spark test-fast lint typecheck exposures bench clean
+.PHONY: install dev spark browser demo test test-suite test-spark test-fast lint typecheck exposures bench clean
 
 # What running obs needs (obs, its engines, the serve extra): about 700 MB. The
 # stamps are rebuilt when the project's dependencies change.
@@ -57,17 +57,32 @@ demo: install
 # The linters and the type checker first (about a minute), then the suite on
 # TEST_WORKERS processes (pytest-xdist; a test module's tests stay on one worker,
 # so its shared warehouse is built once). TEST_WORKERS=0 runs it in one process.
-# Then the Spark parity (test-spark) where a Java runtime is on the PATH.
+# Then the Spark parity (test-spark) where a Java runtime is on the PATH. Each
+# stage's time is printed at the end, and pytest's slowest tests after each run,
+# so a stage that grew is seen.
 TEST_WORKERS ?= 2
-test: dev browser lint typecheck
-	$(BIN)/python -m pytest -m "not spark" $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
-	@if command -v java >/dev/null 2>&1; then $(MAKE) --no-print-directory test-spark; \
-	else echo "test-spark skipped: no java on the PATH (Spark needs a Java 17 runtime)"; fi
+test: dev browser
+	@times=$$(mktemp); status=0; \
+	for stage in lint typecheck test-suite test-spark; do \
+		if [ $$stage = test-spark ] && ! command -v java >/dev/null 2>&1; then \
+			echo "test-spark skipped: no java on the PATH (Spark needs a Java 17 runtime)"; \
+			echo "test-spark   skipped" >> $$times; continue; \
+		fi; \
+		start=$$(date +%s); \
+		$(MAKE) --no-print-directory $$stage || status=$$?; \
+		printf '%-12s %4ss%s\n' $$stage $$(( $$(date +%s) - start )) \
+			"$$([ $$status -eq 0 ] || echo '  failed')" >> $$times; \
+		[ $$status -eq 0 ] || break; \
+	done; \
+	echo "make test, the time of each stage:"; cat $$times; rm -f $$times; exit $$status
+
+test-suite: dev browser
+	$(BIN)/python -m pytest -m "not spark" --durations=15 $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 
 # The dbt project on a local Spark session (one per test module, in one
 # process: a session takes a core and a few GB) against the DuckDB build.
 test-spark: spark
-	$(BIN)/python -m pytest -m spark tests/spark
+	$(BIN)/python -m pytest -m spark tests/spark --durations=15
 
 test-fast: dev
 	$(BIN)/python -m pytest -m "not integration and not slow"

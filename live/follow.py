@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from obs.core.errors import ObsError
+from obs.ingest.writer import FileResult
 from obs.runner.build import BuildFailed, build, check_lake
 from obs.runner.dbt import Dbt
 
@@ -150,10 +151,7 @@ class Follower:
             points += history.points_landed + history.samples_landed
             records += history.record_rows
         self.followed.update(f.run_id for f in files)
-        problems = [f for f in files if f.is_problem]
-        noted = (
-            f"; {len(problems)} file(s) not landed: {problems[0].source.name}" if problems else ""
-        )
+        noted = _problems_line(files)
         check_lake(self.lake)
         ran = build(self.dbt, ("--quiet", *self.dbt_args)).models
         if landed.rows_landed == 0 and points == 0 and records == 0 and ran == 0:
@@ -201,3 +199,20 @@ class Follower:
         except duckdb.Error:
             return []
         return [f"  {a['run_id']}: {alert_line(a)}" for a in fresh]
+
+
+def _problems_line(files: list[FileResult]) -> str:
+    """The round line's end for files with a problem: how many, and the first one's
+    name with what happened to it (rows landed beside a cut, rejects or a failure, and
+    its note: a cut gzip names its limit and the option that raises it)."""
+    problems = [f for f in files if f.is_problem]
+    if not problems:
+        return ""
+    first = problems[0]
+    said = [f"{first.rows_landed:,} rows landed"] if first.rows_landed else ["nothing landed"]
+    if first.rows_rejected:
+        said.append(f"{first.rows_rejected:,} rejected")
+    if first.note:
+        said.append(first.note)
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return f"; a problem with {first.source.name}{more}: {'; '.join(said)}"
