@@ -731,7 +731,8 @@ def land(
 ) -> IngestResult:
     """Land every file of ``plan``, run by run; see the module docstring.
 
-    ``gzip_limit``: how far a gzip file may expand (default ``GzipLimit()``).
+    ``gzip_limit``: how far a gzip file may expand (default: ``GzipLimit.from_env``,
+    the ratio OBS_GZIP_MAX_RATIO sets, else 50).
     """
     for source in plan:
         lake_files.check_run_id(source.run_id)

@@ -708,7 +708,8 @@ def ingest_rollouts(
     each reward function's weight in the total the trainer optimised, kept on
     every rollout that has per-function rewards (``extra.reward_weights``) and
     used for a TRL completion's score (default 1 each). ``gzip_limit``: how far
-    a ``.gz`` file may expand before it is cut (default ``GzipLimit()``).
+    a ``.gz`` file may expand before it is cut (default: ``GzipLimit.from_env``,
+    the ratio OBS_GZIP_MAX_RATIO sets, else 50).
     """
     run = lake_files.check_run_id(run_id) if run_id is not None else default_run_id(path)
     if reward is not None:
