@@ -175,7 +175,8 @@ def _build_both(run: GrowingRun) -> tuple[Path, Any]:
 
 def test_spark_builds_the_duckdb_marts_cold_and_incrementally(grown: GrowingRun) -> None:
     warehouse, spark = _build_both(grown)
-    assert _differences(warehouse, spark) == {}
+    differences = _differences(warehouse, spark)
+    assert not differences, "\n".join(f"{name}: {how}" for name, how in differences.items())
     # fct_prompt_iteration holds the rows, so the comparison compared something
     assert spark.sql("select count(*) from obs.fct_prompt_iteration").collect()[0][0] > 50
     # and the findings hold every rule's (the planted runs'), with sentences and evidence
@@ -186,7 +187,8 @@ def test_spark_builds_the_duckdb_marts_cold_and_incrementally(grown: GrowingRun)
 
     land_more(grown)
     warehouse, spark = _build_both(grown)
-    assert _differences(warehouse, spark) == {}
+    differences = _differences(warehouse, spark)
+    assert not differences, "\n".join(f"{name}: {how}" for name, how in differences.items())
     runs = {
         row[0]
         for row in spark.sql("select distinct run_id from obs.fct_iteration_summary").collect()

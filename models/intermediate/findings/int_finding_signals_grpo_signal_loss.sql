@@ -122,7 +122,7 @@ signals as (
         end
         || ' gave no gradient at step ' || step
         || case
-            when n_groups is null then ' (the trainer''s zero_std_frac)'
+            when n_groups is null then ' (zero_std_frac as the trainer logged it)'
             else
                 ' (' || n_solved || ' all solved, ' || n_failed || ' all failed)'
         end as phrase,

@@ -115,7 +115,7 @@ reward_names as (
         case any_value(reward_name)
             when 'R' then 'R (the reward the trainer optimised)'
             when 'reward_mean' then 'reward_mean (no reward functions known)'
-            else 'the rollouts'' mean score'
+            else 'the mean score of the rollouts'
         end as reward_text
     from rewards
     group by 1

@@ -190,7 +190,7 @@ final as (
             when found_by = 'unknown' and fit_status = 'residual'
                 then
                     'weights unknown: the logged total reward is no weighted sum of the'
-                    || ' functions'' logged means (largest residual '
+                    || ' logged means of the functions (largest residual '
                     || {{ format_fixed('100.0 * fit_relative_residual', 2) }}
                     || '% of the total); R is their plain sum. {{ pass_weights }}'
             when found_by = 'unknown'

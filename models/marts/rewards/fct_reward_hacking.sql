@@ -349,7 +349,7 @@ unanchored as (
         null as suspected_functions,
         false as is_logged_only,
         'No verdict: no held-out metric was logged for this run ({{ var("performance_metric") }},'
-        || ' the held-out mean of a logged-only reward function, or an eval log''s accuracy);'
+        || ' the held-out mean of a logged-only reward function, or the accuracy of an eval log);'
         || ' set the var performance_metric to the key that holds it'
         || case
             when unknown_weights.run_id is not null
