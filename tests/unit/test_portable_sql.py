@@ -260,3 +260,31 @@ def test_portable_sql_the_check_finds_the_constructs() -> None:
         re.search(p, clean) for n, p in CONSTRUCTS.items() if not n.startswith("round(")
     ), clean
     assert not _round_with_expression(clean)
+
+
+def _doubled_quotes(text: str) -> list[str]:
+    """The string literals of a model's SQL (outside Jinja; comments out) that hold a
+    doubled quote: DuckDB reads 'it''s' as it's, Spark as two adjacent literals ('it'
+    's', so its)."""
+    sql = JINJA_CODE.sub(" ", JINJA_COMMENT.sub(" ", text))
+    return [
+        m.group(0)
+        for line in sql.splitlines()  # the models write no literal over two lines
+        for m in SQL_STRING.finditer(SQL_COMMENT.sub(" ", line))
+        if "''" in m.group(0)[1:-1]
+    ]
+
+
+@pytest.mark.parametrize("path", _checked(), ids=lambda path: path.stem)
+def test_portable_sql_a_string_literal_holds_no_doubled_quote(path: Path) -> None:
+    assert _doubled_quotes(path.read_text()) == [], (
+        f"{path.relative_to(ROOT)}: a quote inside a string literal reads otherwise on "
+        "Spark; say it without the apostrophe"
+    )
+
+
+def test_portable_sql_the_doubled_quote_check_finds_one() -> None:
+    assert _doubled_quotes("select 'the trainer''s' as a, '' as b -- it''s\n") == [
+        "'the trainer''s'"
+    ]
+    assert _doubled_quotes("select '' as empty, 'plain' as b {# it''s #} {{ f(\"'\") }}") == []
