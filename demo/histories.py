@@ -429,6 +429,10 @@ def write_grpo_log(
     scale: tuple[float, float] = (0.0, 1.0),
     pace: float = 1.5,
     beta: float = 0.0,
+    eval_every: int = 0,
+    eval_size: int = 200,
+    eval_offset: float = -0.05,
+    eval_follows: float = 1.0,
 ) -> None:
     """Write the metric log of one healthy GRPO run, with the noise real runs have.
 
@@ -451,6 +455,17 @@ def write_grpo_log(
       otherwise it is beta x KL plus small noise.
     * kl grows slowly from 0 (lognormal noise, sigma 0.3); entropy falls from
       0.6 to about 0.4; response length drifts up with 5% noise.
+
+    * with ``eval_every`` > 0, a held-out accuracy at step 0 and every
+      ``eval_every`` steps: the share of ``eval_size`` pass/fail answers
+      whose success probability is the training one's start plus
+      ``eval_offset`` plus ``eval_follows`` x its gain since (1: the held-out
+      set improves as training does; 0: it stays flat), so its noise is
+      binomial too (sd about 0.032 at 200 answers). verl logs it as
+      ``val-core/openai/gsm8k/acc/mean@1`` on the step's line (step 0 before
+      training, as ``val_before_train``), TRL as ``eval_accuracy`` in an eval
+      row of its own. It is drawn from a generator of its own, so a run
+      without it has the same bytes as before.
 
     ``style`` "verl" writes verl's file-logger lines (``{"step": N, "data":
     {...}}``) under verl's keys; "trl" writes a ``trainer_state.json`` whose
@@ -486,10 +501,25 @@ def write_grpo_log(
     lr = np.where(
         t <= warmup, 1e-6 * t / warmup, 1e-6 * 0.5 * (1 + np.cos(math.pi * (t - warmup) / steps))
     )
+    held_out: dict[int, float] = {}
+    if eval_every > 0:
+        eval_rng = np.random.default_rng([seed, 1])
+        eval_steps = np.arange(0, steps + 1, eval_every)
+        gain = (ceiling - start) * (1 - np.exp(-pace * eval_steps / steps))
+        p_eval = np.clip(start + eval_offset + eval_follows * gain, 0.0, 1.0)
+        held_out = {
+            int(s): float(a)
+            for s, a in zip(
+                eval_steps, eval_rng.binomial(eval_size, p_eval) / eval_size, strict=True
+            )
+        }
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     if style == "verl":
         lines = []
+        if 0 in held_out:
+            val = {"val-core/openai/gsm8k/acc/mean@1": _num(held_out[0])}
+            lines.append(json.dumps({"step": 0, "data": val}))
         for i in range(steps):
             data = {
                 "critic/score/mean": _num(reward[i]),
@@ -503,6 +533,8 @@ def write_grpo_log(
                 "response_length/clip_ratio": _num(clip[i]),
                 "timing_s/step": _num(step_time[i]),
             }
+            if i + 1 in held_out:
+                data["val-core/openai/gsm8k/acc/mean@1"] = _num(held_out[i + 1])
             lines.append(json.dumps({"step": i + 1, "data": data}))
         target.write_text("\n".join(lines) + "\n")
         return
@@ -525,6 +557,15 @@ def write_grpo_log(
                 "step_time": _num(step_time[i]),
             }
         )
+        if i + 1 in held_out:
+            log_history.append(
+                {
+                    "step": i + 1,
+                    "epoch": _num((i + 1) / steps),
+                    "eval_loss": _num(loss[i]),
+                    "eval_accuracy": _num(held_out[i + 1]),
+                }
+            )
     state = {
         "global_step": steps,
         "max_steps": steps,

@@ -83,9 +83,13 @@ class Follower:
         path: Path,
         run_id: str | None = None,
         metrics: Sequence[Path] = (),
+        dbt_args: Sequence[str] = (),
     ) -> None:
         self.warehouse, self.lake, self.path = warehouse, lake, path
         self.run_id, self.metrics = run_id, tuple(metrics)
+        # passed to every round's build, as obs build passes its own (e.g. --vars
+        # carrying var success, from obs watch --success)
+        self.dbt_args = tuple(dbt_args)
         self.dbt = Dbt(warehouse, lake, keep_manifest=True)
         self.followed: set[str] = {run_id} if run_id is not None else set()
         self.reported: set[tuple[str, str, int]] = set()
@@ -151,7 +155,7 @@ class Follower:
             f"; {len(problems)} file(s) not landed: {problems[0].source.name}" if problems else ""
         )
         check_lake(self.lake)
-        ran = build(self.dbt, ("--quiet",)).models
+        ran = build(self.dbt, ("--quiet", *self.dbt_args)).models
         if landed.rows_landed == 0 and points == 0 and records == 0 and ran == 0:
             return f"nothing new{noted}"
         landed_points = f"+{points:,} metric points; " if points else ""

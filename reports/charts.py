@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 from obs.reports.figures import agent, comparison, curriculum, instructions, prompts, rewards
+from obs.reports.headline import Success, solved_means
 from obs.reports.page import query_text
 
 
@@ -192,15 +193,23 @@ def _prompt_heatmap(value: str, **options: Any) -> FigureFunction:
 
 
 def _prompt_accuracy(data: ChartData, title: str) -> go.Figure:
+    """Solved or not under the build's one success rule (var success), as every count."""
     threshold = data.settings["pass_threshold"]
+    rule = Success.of(data.settings)
+    if rule.kind in ("score", "function") and rule.threshold is not None:
+        solved = solved_means(rule.kind, threshold, rule) + " (var success)"
+    else:
+        solved = (
+            "every instruction followed, or (a rollout without instruction"
+            f" results) a score of at least {threshold:g}"
+        )
     return prompts.prompt_heatmap(
         data.rows["prompt_heatmap"],
-        "prompt_strict_acc",
+        "solved",
         data.prompts,
         scale="solved",
         colorbar_title="any rollout",
-        note="solved: every instruction followed, or (a rollout without instruction"
-        f" results) a score of at least {threshold:g}",
+        note=f"solved: {solved}",
         title=title,
     )
 
@@ -299,7 +308,8 @@ CHARTS: dict[str, Chart] = {
         Chart(
             "prompt_accuracy",
             "Prompt strict accuracy",
-            "seeing which prompts any rollout solved (all instructions followed) at each iteration",
+            "seeing which prompts any rollout solved (under the build's success rule) at each"
+            " iteration",
             TRAINING,
             CORE,
             ("prompt_heatmap", "prompt_counts", "dashboard_settings"),

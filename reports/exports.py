@@ -35,6 +35,8 @@ METRIC_NAMES = {
     "mean_at_10": "mean@10",
     "mean_at_20": "mean@20",
     "pass_rate": "pass_rate",
+    # the share of rollouts that succeed under var success: what pass_rate buckets by
+    "success_rate": "success_rate",
     "mean_score": "mean_reward",
     "max_score": "max_reward",
     "min_score": "min_reward",

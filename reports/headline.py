@@ -7,14 +7,16 @@ that flag, scored at least the ``pass_threshold`` var; ``score >= X``; or
 ``<reward function> >= X`` on that function's own value. A prompt is solved
 at an iteration when any of its rollouts is. Every headline that counts
 prompts solved or learned (``obs summary``, the dashboard) says which rule it
-counted by (``solved_means``), and a threshold that sits outside or at the
-edge of what the run's rollouts reached, or a pass_threshold meant for
-scores from 0 to 1 on a run whose scores leave 0..1, is named (``scale_note``).
+counted by (``solved_means``), and a threshold that cannot separate what the
+run's rollouts reached (none reaches it, or every one does), or a
+pass_threshold meant for scores from 0 to 1 on a run whose scores leave
+0..1, is named (``scale_note``).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 
@@ -27,7 +29,7 @@ class Success:
     threshold: float | None = None
 
     @classmethod
-    def of(cls, settings: dict[str, object]) -> Success:
+    def of(cls, settings: Mapping[str, object]) -> Success:
         """From a row of rpt_dashboard_settings (an older warehouse without the
         columns: the default)."""
         kind = settings.get("success_kind")
@@ -66,8 +68,13 @@ def solved_means(solved_by: str | None, threshold: float, rule: Success | None =
 
 
 def edge_note(threshold: float, low: float | None, high: float | None, what: str) -> str:
-    """The clause for a threshold outside or at the edge of the values the run's
-    rollouts reached (``low``..``high``); else ``""``."""
+    """The clause for a threshold that cannot separate the values the run's rollouts
+    reached (``low``..``high``): every one falls on one side of it (none reaches it, or
+    all do); else ``""``.
+
+    A threshold equal to the highest value reached is not named: it still splits the
+    rollouts at the top from the rest, and for a function scored 0 or 3 a threshold of
+    3 is the one cut that means "right"."""
     if low is None or high is None or not _finite(low, high, threshold):
         return ""
     span = f"the run's {what} run from {_number(low)} to {_number(high)}"
@@ -75,11 +82,6 @@ def edge_note(threshold: float, low: float | None, high: float | None, what: str
         return f"no rollout reaches {_number(threshold)}: {span}"
     if threshold <= low:
         return f"every rollout reaches {_number(threshold)}: {span}"
-    if threshold == high:
-        return (
-            f"{_number(threshold)} is the highest {what.removesuffix('s')} reached, so only"
-            f" rollouts at the top count: {span}"
-        )
     return ""
 
 
@@ -94,7 +96,7 @@ def scale_note(
 ) -> str:
     """For a run judged by the pass_threshold whose scores leave 0..1: the clause saying
     so and how to set another (``scores run from -1 to 1, not 0 to 1: ...``); for a
-    rule's threshold outside or at the edge of the values the rule reads
+    rule's threshold that cannot separate the values the rule reads
     (``value_low``..``value_high``), that (``edge_note``); else ``""``."""
     rule = rule or Success()
     if solved_by in ("score", "function") and rule.threshold is not None:

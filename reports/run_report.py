@@ -39,8 +39,9 @@ class Chart:
     thresholds: tuple[tuple[str, str], ...] = ()
 
 
+TRAINING_TITLE = "Training metrics"
 CHARTS = {
-    "Training metrics": Chart("canonical", tuple(name for name, _ in TRAINING), "value"),
+    TRAINING_TITLE: Chart("canonical", tuple(name for name, _ in TRAINING), "value"),
     "Performance": Chart(
         "fct_run_throughput",
         ("trajectories_per_second", "training_rollout_ratio", "pipeline_overlap_s"),
@@ -321,11 +322,20 @@ def _section_chart(
         return None
     if chart.mart != "canonical" and chart.mart not in present:
         return Drawn(None, _why(section, chart.mart, present))
-    series = _series(con, run_id, chart.mart, chart.columns)
+    columns = chart.columns
+    held_out = (
+        _held_out_canonical(con, run_id, present) if section.title == TRAINING_TITLE else None
+    )
+    if held_out is not None:
+        columns = (held_out, *(c for c in columns if c != held_out))
+    series = _series(con, run_id, chart.mart, columns)
     if not series:
         return Drawn(None, _why(section, chart.mart, present))
     if len(series) > 1 and not chart.one_panel:
         figure, places = _panels(title, series)
+        if held_out in places:
+            # the held-out findings are about the run's held-out metric, whatever its name
+            places = {**places, "eval_accuracy": places[held_out]}
     else:
         figure = _figure(title)
         for name, points in series.items():
@@ -354,6 +364,24 @@ def _section_chart(
     figure.update_xaxes(**whole_ticks([p[0] for points in series.values() for p in points]))
     _mark_findings(figure, found, places)
     return Drawn(figure, use_for=_use_for(section.title, settings))
+
+
+def _held_out_canonical(con: Any, run_id: str, present: set[str]) -> str | None:
+    """The canonical name of the run's held-out metric (the key fct_reward_hacking judges
+    against, picked by the var performance_metric) when it is a held-out alias (a
+    canonical name starting with ``eval``); the training chart draws it first."""
+    if not {"fct_reward_hacking", "fct_metric_summary"} <= present:
+        return None
+    found = rows(
+        con,
+        "select summary.canonical_metric from fct_reward_hacking as hacking "
+        "inner join fct_metric_summary as summary on summary.run_id = hacking.run_id "
+        "and summary.metric = hacking.performance_metric "
+        "where hacking.run_id = ? and hacking.scope = 'run' and hacking.reward_function is null",
+        [run_id],
+    )
+    name = found[0]["canonical_metric"] if found else None
+    return name if isinstance(name, str) and name.startswith("eval") else None
 
 
 def _share(value: float) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 import duckdb
 from obs.reports.compare import TRAINING, compare_runs
-from obs.reports.resolve import WITH_HISTORY, holdings, resolve_run
+from obs.reports.resolve import WITH_HISTORY, holdings, missing_note, resolve_run
 from obs.reports.warehouse import (
     finite_values,
     one_row,
@@ -152,23 +152,38 @@ class Analysis:
     run_id: str
     name: str
     sections: list[Section] = field(default_factory=list)
+    # What the run lacks, one line each (a run of rollouts without a tracker history).
+    missing: list[str] = field(default_factory=list)
 
 
 def analyze(warehouse: Path, run: str) -> Analysis:
     """The analyze-experiment workflow for one run, section by section.
 
-    It reads the run's tracker history: a run without one (its rollouts only)
-    is a one-line error saying what it holds and what would land the history.
+    It reads the run's tracker history. A run without one (its rollouts only)
+    is analysed on what it holds: the reward is its rollouts' mean score by
+    iteration, the sections a history would fill say why they are empty, and
+    ``missing`` says what would land the history.
     """
     con = open_runs(warehouse)
     try:
-        run_id = resolve_run(con, warehouse, run, WITH_HISTORY, by_name="strict").run_id
+        found = resolve_run(con, warehouse, run, WITH_HISTORY, by_name="strict", required=False)
+        run_id = found.run_id
         present = table_names(con)
-        info = rows(con, "select * from dim_runs where run_id = ?", [run_id])[0]
-        analysis = Analysis(run_id, info["name"])
+        missing: list[str] = []
+        if found.has_data:
+            info = rows(con, "select * from dim_runs where run_id = ?", [run_id])[0]
+            training = _training(con, run_id)
+        else:
+            held = holdings(con)[run_id]
+            missing.append(missing_note([run_id], held, [WITH_HISTORY], LACKS_HISTORY))
+            info = _info_without_history(con, run_id, held, present)
+            training = _training_from_rollouts(con, run_id, present)
+        analysis = Analysis(run_id, info["name"], missing=missing)
         add = analysis.sections.append
         add(_run_info(info))
-        add(_training(con, run_id))
+        if missing:
+            analysis.sections[0].data["missing"] = missing[0]
+        add(training)
         add(_summary(con, run_id, present, SUMMARIES["throughput"]))
         add(_summary(con, run_id, present, SUMMARIES["extraction"]))
         add(_summary(con, run_id, present, SUMMARIES["reliability"]))
@@ -178,13 +193,11 @@ def analyze(warehouse: Path, run: str) -> Analysis:
         add(_evaluation(con, run_id, present))
         add(_closest(con, run_id))
         add(_findings_section(con, run_id, present))
-        add(
-            Section(
-                12,
-                "Export",
-                {"command": f"obs export run {run_id} --out analysis_{run_id}.json"},
-            )
-        )
+        if found.has_data:
+            command = {"command": f"obs export run {run_id} --out analysis_{run_id}.json"}
+            add(Section(12, "Export", command))
+        else:
+            add(Section(12, "Export", None, "obs export run needs the run's tracker history"))
         return analysis
     finally:
         con.close()
@@ -282,6 +295,69 @@ def _training(con: duckdb.DuckDBPyConnection, run_id: str) -> Section:
             if entry["metric"] == "reward_mean" and entry["trend"].startswith("rising"):
                 entry["trend"] = f"rising (but held-out {data[0]['key']} is falling)"
     return Section(2, "Training metrics", data, "" if data else "no loss, KL or reward logged")
+
+
+# What a run without a tracker history lacks, after "land its tracker history ... to".
+LACKS_HISTORY = "see loss, KL, gradient norm, the held-out metric and config"
+
+
+def _info_without_history(
+    con: duckdb.DuckDBPyConnection, run_id: str, held: Any, present: set[str]
+) -> dict[str, Any]:
+    """Run info for a run with no tracker history: what its rollouts say, the rest unknown."""
+    span = {"iterations": None, "last_iteration": None}
+    if "fct_iteration_summary" in present:
+        span = (
+            one_row(
+                con,
+                "select count(*) as iterations, max(iteration) as last_iteration "
+                "from fct_iteration_summary where run_id = ?",
+                [run_id],
+            )
+            or span
+        )
+    return {
+        "run_id": run_id,
+        "name": run_id,
+        "state": "unknown",
+        "state_source": None,
+        "last_landed_at": None,
+        "sources": [kind.key for kind in held],
+        "project": None,
+        "tags": [],
+        "created_at": None,
+        "created_from": "no tracker history: rollouts carry no clock time",
+        "steps": span["iterations"],
+        "last_step": span["last_iteration"],
+        "metrics": 0,
+        "config": None,
+        "summary": None,
+    }
+
+
+def _training_from_rollouts(
+    con: duckdb.DuckDBPyConnection, run_id: str, present: set[str]
+) -> Section:
+    """Section 2 of a run without a tracker history: the reward as its rollouts scored it,
+    their mean score at each iteration (fct_iteration_summary)."""
+    note = "no tracker history: no loss, KL or grad norm, and no rollout scores"
+    if "fct_iteration_summary" not in present:
+        return Section(2, "Training metrics", None, note)
+    row = one_row(
+        con,
+        "select arg_min(mean_score, iteration) as first, arg_max(mean_score, iteration) as last, "
+        "min(mean_score) as min, max(mean_score) as max, avg(mean_score) as mean, "
+        "count(*) as points from fct_iteration_summary where run_id = ? and isfinite(mean_score)",
+        [run_id],
+    )
+    if not row or not row["points"]:
+        return Section(2, "Training metrics", None, note)
+    entry = _training_row(
+        "reward_mean",
+        {**row, "metric": "rollouts' mean score", "recent_slope": None, "non_finite_points": 0},
+        False,
+    )
+    return Section(2, "Training metrics", [entry])
 
 
 def _training_row(name: str, row: dict[str, Any], lower: bool | None) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import math
 from datetime import datetime
 from typing import Any
 
+from obs.core.text import console_text
 from obs.reports.resolve import KINDS
 from obs.reports.runs import Analysis, Section
 
@@ -59,14 +60,23 @@ def _default(value: Any) -> Any:
     return str(value)
 
 
+def _shown(cell: str) -> int:
+    """How wide a cell prints on a console, its control characters written as escapes."""
+    return len(console_text(cell))
+
+
 def table(headers: list[str], body: list[list[Any]]) -> list[str]:
-    """A plain aligned table (the columns separated by two spaces)."""
+    """A plain aligned table (the columns separated by two spaces), aligned as the console
+    prints it (a cell's ESC takes the four characters of its escape)."""
     cells = [[number(c) for c in row] for row in body]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
-    lines.append("  ".join("-" * w for w in widths))
-    for row in cells:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    widths = [max(_shown(h), *(_shown(r[i]) for r in cells)) for i, h in enumerate(headers)]
+
+    def line(row: list[str]) -> str:
+        padded = (c + " " * (w - _shown(c)) for c, w in zip(row, widths, strict=True))
+        return "  ".join(padded).rstrip()
+
+    lines = [line(headers), "  ".join("-" * w for w in widths)]
+    lines.extend(line(row) for row in cells)
     return lines
 
 

@@ -140,7 +140,7 @@ def _one_run(con: Any, run_id: str, top: int) -> RunSummary:
         con,
         """
         select
-            iteration, n_prompts, n_rollouts, mean_score, prompt_strict_acc,
+            iteration, n_prompts, n_rollouts, mean_score, solved_share, prompt_strict_acc,
             strict_success_rate, n_zero_variance_solved, n_zero_variance_failed
         from fct_iteration_summary
         where run_id = ?
@@ -217,13 +217,15 @@ def format_summary(run: RunSummary) -> str:
             run.max_success_value,
         ),
         "",
-        f"{'iter':>5} {'prompts':>8} {'rollouts':>9} {'mean':>7} {'strict':>7} "
+        # solved: the share of the iteration's prompts solved under the rule in force
+        # (the solved line above says which), as every count above is
+        f"{'iter':>5} {'prompts':>8} {'rollouts':>9} {'mean':>7} {'solved':>7} "
         f"{'zv_solved':>10} {'zv_failed':>10}",
     ]
     for row in run.by_iteration:
         lines.append(
             f"{row['iteration']:>5} {row['n_prompts']:>8} {row['n_rollouts']:>9} "
-            f"{_num(row['mean_score']):>7} {_num(row['prompt_strict_acc']):>7} "
+            f"{_num(row['mean_score']):>7} {_num(row['solved_share']):>7} "
             f"{row['n_zero_variance_solved']:>10} {row['n_zero_variance_failed']:>10}"
         )
     lines += ["", "top upsampling candidates (score on the run's scores scaled to 0..1):"]

@@ -87,7 +87,8 @@ def prompt_page(
 
 
 def _trajectory(iterations: list[dict[str, Any]]) -> go.Figure:
-    """The prompt's mean score (with its min-max band) and strict accuracy by iteration."""
+    """The prompt's mean score (with its min-max band) and the share of its rollouts that
+    succeed under the build's success rule (var success, as every count) by iteration."""
     x = [r["iteration"] for r in iterations]
     figure = go.Figure()
     figure.add_trace(
@@ -106,23 +107,23 @@ def _trajectory(iterations: list[dict[str, Any]]) -> go.Figure:
             x=x, y=[r["mean_score"] for r in iterations], name="mean score", mode="lines+markers"
         )
     )
-    if any(r["strict_success_rate"] is not None for r in iterations):
+    if any(r["success_rate"] is not None for r in iterations):
         figure.add_trace(
             go.Scatter(
                 x=x,
-                y=[r["strict_success_rate"] for r in iterations],
-                name="strict accuracy",
+                y=[r["success_rate"] for r in iterations],
+                name="success rate",
                 mode="lines+markers",
                 yaxis="y2",
             )
         )
     figure.update_layout(
-        title="Score and strict accuracy by iteration",
+        title="Score and success rate by iteration",
         xaxis={"title": "iteration", **whole_ticks(x, each=25)},
         yaxis={"title": "score"},
         # a share: always 0 to 1, whatever the points (zoom and autoscale leave it)
         yaxis2={
-            "title": "strict accuracy",
+            "title": "success rate",
             "overlaying": "y",
             "side": "right",
             "range": [0, 1],

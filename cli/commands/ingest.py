@@ -13,7 +13,14 @@ from typing import Any, TypeVar
 
 import click
 from obs.cli.errors import friendly_errors
-from obs.cli.options import Settings, echo_err, pass_settings, quiet_option, run_id_callback
+from obs.cli.options import (
+    Settings,
+    echo,
+    echo_err,
+    pass_settings,
+    quiet_option,
+    run_id_callback,
+)
 from obs.ingest.errors import IngestError
 from obs.ingest.writer import FileResult, IngestResult
 
@@ -286,7 +293,7 @@ def _report(
         sys.stdout.flush()
         return  # nothing landed: the command's error line says why, alone
     if not quiet:
-        click.echo(
+        echo(
             (f"{label}: " if label else "")
             + f"{landed} landed, {result.rows_rejected:,} rejected, from {read_from} "
             f"-> {settings.lake}"

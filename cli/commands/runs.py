@@ -98,8 +98,9 @@ def analyze(
     7 power law, 8 league, 9 evaluation, 10 the closest runs by config and
     how this one compares, 11 every finding with its evidence and
     hypotheses, and 12 the export command. A section without data says why.
-    RUN is a run id or a unique run name; a run without a tracker history
-    (rollouts only) exits 1 with a line saying what it holds.
+    RUN is a run id or a unique run name. A run without a tracker history
+    (rollouts only) is analysed on what it holds (the reward is its
+    rollouts' mean score), with a line on stderr saying what is missing.
 
     \b
     Example:
@@ -121,6 +122,8 @@ def analyze(
         echo(analysis_json(analysis))
     else:
         echo(analysis_text(analysis, markdown=output_format == "markdown"), nl=False)
+    for line in analysis.missing:
+        echo(line, err=True)
     if out is not None:
         echo(f"run report: {out}", err=True)
 

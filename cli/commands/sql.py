@@ -61,6 +61,30 @@ CONFINED = (
 )
 
 
+# Statements that write files (or open another database), refused before they run: the
+# folders a query may read include the lake, and a COPY ... TO or EXPORT DATABASE there
+# would plant files the staging views read.
+WRITES_FILES = {
+    duckdb.StatementType.COPY: "COPY",
+    duckdb.StatementType.EXPORT: "EXPORT DATABASE",
+    duckdb.StatementType.ATTACH: "ATTACH",
+}
+
+
+def _refuse_writes(con: duckdb.DuckDBPyConnection, query: str) -> None:
+    try:
+        statements = con.extract_statements(query)
+    except duckdb.Error:
+        return  # a syntax error: running the query reports it, with DuckDB's hints
+    for statement in statements:
+        name = WRITES_FILES.get(statement.type)
+        if name is not None:
+            raise click.ClickException(
+                f"obs sql QUERY reads the warehouse only: {name} is refused (it writes "
+                "files or opens another database); export with --format csv or json"
+            )
+
+
 def _confine(con: duckdb.DuckDBPyConnection, folders: list[Path]) -> None:
     for statement in CONFINED:
         con.execute(statement)
@@ -87,8 +111,9 @@ def sql(settings: Settings, query: str | None, output_format: str, target: str) 
     (Did you mean ...?, Candidate bindings).
 
     QUERY reads the warehouse only: read-only, files under the lake and the
-    warehouse's folder only (no read_csv of other files, no COPY ... TO, no
-    ATTACH), no extension installed or loaded, and no SET that changes this.
+    warehouse's folder only (no read_csv of other files), no COPY, EXPORT
+    DATABASE or ATTACH (they write files), no extension installed or loaded,
+    and no SET that changes this.
     The DuckDB shell (no QUERY) is DuckDB's own, read-only and otherwise
     unrestricted.
 
@@ -115,6 +140,7 @@ def sql(settings: Settings, query: str | None, output_format: str, target: str) 
         con.close()
         raise click.ClickException(f"{warehouse}: {str(exc).strip()}") from exc
     try:
+        _refuse_writes(con, query)
         relation = con.sql(query)
         if relation is None:
             return

@@ -11,6 +11,7 @@ from types import FrameType
 
 import click
 from obs.cli.options import Settings, echo, echo_err, pass_settings, run_id_callback
+from obs.core.success import SuccessError, parse_success, with_success_var
 from obs.live.follow import Follower
 
 
@@ -67,6 +68,14 @@ class _Stop:
     "TensorBoard folder, a metrics.jsonl, a W&B run folder, a trainer_state.json, a reward "
     "monitor's folder, an agent's eval_logs folder or console log. Repeatable.",
 )
+@click.option(
+    "--success",
+    "success",
+    metavar="RULE",
+    help="What a solved rollout is, for every count, as obs build --success takes it: "
+    "strict, 'score >= X' or '<reward function> >= X' (e.g. 'check_answer >= 3'); "
+    "every round's build uses it.",
+)
 @pass_settings
 def watch(
     settings: Settings,
@@ -75,6 +84,7 @@ def watch(
     every: float,
     rounds: int | None,
     metrics: tuple[Path, ...],
+    success: str | None,
 ) -> None:
     """Follow a run while it trains: land what is new under PATH, refresh the marts.
 
@@ -101,8 +111,15 @@ def watch(
       obs watch outputs/rollout_data --run grpo-ifeval --every 5
       obs watch outputs/rollout_data --run grpo-ifeval --metrics outputs/metrics.jsonl
       obs watch outputs/rollouts --run agent-1 --metrics outputs/eval_logs --metrics train.log
+      obs watch outputs/rollout_data --run math-1 --success 'check_answer >= 3'
     """
-    follower = Follower(settings.warehouse, settings.lake, path, run_id, metrics)
+    dbt_args: list[str] = []
+    if success is not None:
+        try:
+            dbt_args = with_success_var((), parse_success(success))
+        except SuccessError as error:
+            raise click.BadParameter(str(error), param_hint="--success") from None
+    follower = Follower(settings.warehouse, settings.lake, path, run_id, metrics, dbt_args)
     stop = _Stop()
     with stop.installed():
         while not stop.event.is_set():

@@ -1,4 +1,6 @@
-{# Iteration-to-iteration change of each prompt's strict accuracy. #}
+{# Iteration-to-iteration change of each prompt's solved flag under the
+   build's success rule (var success; -1 is a forgetting event, as
+   fct_forgetting_events counts them), and of its strict accuracy. #}
 with
 
 fct_prompt_iteration as (
@@ -7,6 +9,7 @@ fct_prompt_iteration as (
         prompt_hash,
         iteration,
         prompt_strict_acc,
+        case when is_solved then 1 else 0 end as solved,
         mean_score
     from {{ ref('fct_prompt_iteration') }}
 ),
@@ -19,6 +22,9 @@ changes as (
         iteration,
 
         ---------- numerics
+        solved - lag(solved) over (
+            partition by run_id, prompt_hash order by iteration
+        ) as solved_change,
         prompt_strict_acc - lag(prompt_strict_acc) over (
             partition by run_id, prompt_hash order by iteration
         ) as strict_acc_change,
@@ -30,4 +36,4 @@ changes as (
 )
 
 select * from changes
-where strict_acc_change is not null
+where solved_change is not null

@@ -28,7 +28,7 @@ def run_colours(runs: list[str]) -> dict[str, str]:
 # The learning-curve panels: (column, axis title, tick format).
 CURVES = (
     ("mean_score", "mean score", ".2f"),
-    ("prompt_strict_acc", "prompts solved", ".0%"),
+    ("solved_share", "prompts solved", ".0%"),  # under the build's success rule
     ("zero_variance_share", "zero-variance groups", ".0%"),
 )
 

@@ -32,14 +32,16 @@ def sample_efficiency(
     *,
     title: str,
 ) -> go.Figure:
-    """Iterations to first success vs final score; never-solved prompts on the right."""
+    """Iterations to first success vs the share of the last visit's rollouts that
+    succeed, both under the build's success rule (var success), the quadrant's two
+    cuts; never-solved prompts on the right."""
     if frame.empty:
         return empty(title, "no prompts")
     learned = frame["iterations_to_learn"].dropna()
     # never-solved prompts sit two iterations right of the last learner and of the divide
     never_x = max(float(learned.max()) if not learned.empty else 0.0, fast_iterations) + 2
     x = frame["iterations_to_learn"].fillna(never_x).to_numpy(dtype=float)
-    y = frame["final_score"].to_numpy(dtype=float)
+    y = frame["final_success_rate"].to_numpy(dtype=float)
     hover = [
         f"{label}<br>{quadrant}"
         for label, quadrant in zip(frame["prompt_label"], frame["efficiency_quadrant"], strict=True)
@@ -62,13 +64,14 @@ def sample_efficiency(
             mode="markers",
             marker=marker,
             text=hover,
-            hovertemplate="%{text}<br>iterations to learn %{x}<br>final %{y:.3f}<extra></extra>",
+            hovertemplate="%{text}<br>iterations to learn %{x}<br>final success rate %{y:.3f}"
+            "<extra></extra>",
         )
     )
     divide = fast_iterations + 0.5
     figure.add_vline(x=divide, line_dash="dash", line_color="#777")
     figure.add_hline(y=good_score, line_dash="dash", line_color="#777")
-    # the score axis follows the data (a run's scores can be negative) and keeps the divide
+    # the axis follows the data and keeps the divide
     low, high = sequential_range(np.append(finite(y), good_score))
     pad = 0.1 * (high - low)
     bottom, top = low - pad, high + pad
@@ -103,7 +106,9 @@ def sample_efficiency(
         dtick=whole_step(never_x, ticks=30),
         tickformat="d",
     )
-    figure.update_yaxes(title_text="final score", range=[bottom, top])
+    figure.update_yaxes(
+        title_text="final success rate (last visit's rollouts that succeed)", range=[bottom, top]
+    )
     return layout(figure, title, cap_note(len(frame), total, "the most informative"))
 
 

@@ -208,7 +208,8 @@ def prompt_heatmap(
 def forgetting_heatmap(
     frame: pd.DataFrame, total_prompts: int | None = None, *, title: str
 ) -> go.Figure:
-    """Iteration-to-iteration change of strict accuracy; rows by forgetting count."""
+    """Iteration-to-iteration change of solved (under the build's success rule, as the
+    forgetting counts); rows by forgetting count."""
     if frame.empty:
         return empty(title, "no prompt was observed at two iterations")
     rows = frame.drop_duplicates("prompt_hash").sort_values(
@@ -220,7 +221,7 @@ def forgetting_heatmap(
     labels = [label + d for label, d in zip(rows["prompt_label"], drops, strict=True)]
     ticktext = [short(label, 46) + d for label, d in zip(rows["prompt_label"], drops, strict=True)]
     shown = columns(frame, first_visit=2)  # a prompt's first change is at its second visit
-    z, at = _grid(frame, "strict_acc_change", "prompt_hash", rows["prompt_hash"].tolist(), shown)
+    z, at = _grid(frame, "solved_change", "prompt_hash", rows["prompt_hash"].tolist(), shown)
     low, high = symmetric_range(z)
     where = "visit %{x} (iteration %{customdata})" if shown.folded else "iteration %{x}"
     figure = go.Figure(
@@ -238,7 +239,7 @@ def forgetting_heatmap(
             },
             hoverongaps=False,
             **({"customdata": at} if shown.folded else {}),
-            hovertemplate="%{y}<br>" + where + "<br>strict acc change %{z:+.0f}<extra></extra>",
+            hovertemplate="%{y}<br>" + where + "<br>solved change %{z:+.0f}<extra></extra>",
         )
     )
     since = "visit" if shown.folded else "observed iteration"

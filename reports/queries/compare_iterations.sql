@@ -4,7 +4,8 @@ select
     iteration,
     n_prompts,
     mean_score,
-    prompt_strict_acc,
+    -- the share of prompts solved under the build's success rule (var success)
+    solved_share,
     zero_variance_share
 from fct_iteration_summary
 where

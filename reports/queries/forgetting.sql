@@ -1,10 +1,11 @@
--- Strict-accuracy changes of the capped prompts, most forgetful first.
+-- Solved changes (var success) of the capped prompts, most forgetful first.
 select
     changes.run_id,
     changes.iteration,
     rank.prompt_hash,
     rank.prompt_label,
     rank.num_forgetting_events,
+    changes.solved_change,
     changes.strict_acc_change,
     changes.mean_score_change
 from rpt_forgetting_changes as changes

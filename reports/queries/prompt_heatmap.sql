@@ -10,6 +10,8 @@ select
     fct_prompt_iteration.mean_v_i,
     fct_prompt_iteration.mean_s_i,
     fct_prompt_iteration.prompt_strict_acc,
+    -- solved under the build's success rule (var success): what the accuracy heatmap colours
+    case when fct_prompt_iteration.is_solved then 1 else 0 end as solved,
     fct_prompt_iteration.std_score
 from rpt_prompt_heatmap_rank as rank
 inner join fct_prompt_iteration

@@ -4,6 +4,8 @@ select
     rank.prompt_label,
     candidates.iterations_to_learn,
     candidates.final_score,
+    -- what the quadrant's good/poor divide reads (var success)
+    candidates.final_success_rate,
     candidates.efficiency_quadrant,
     learning.num_instructions
 from fct_upsampling_candidates as candidates

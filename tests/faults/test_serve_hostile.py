@@ -12,6 +12,7 @@ from __future__ import annotations
 import http.client
 import json
 import re
+import shutil
 import signal
 import subprocess
 import threading
@@ -153,11 +154,13 @@ def test_serve_digit_like_parameters_get_400_in_one_line(served: Any, path: str)
     assert "Traceback" not in log.read_text()
 
 
-def test_serve_run_status_cache_keeps_known_runs_only(built: dict[str, Path]) -> None:
+def test_serve_run_status_cache_keeps_known_runs_only(
+    built: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from obs.serve import app
     from obs.serve.access import Access
-    from obs.serve.app import STATUS_RUNS, Server
 
-    server = Server(Access(built["warehouse"], built["lake"]))
+    server = app.Server(Access(built["warehouse"], built["lake"]))
     version = server.access.version()
     for number in range(300):
         state = server.state(version, f"unknown-{number}-" + "x" * 1000)
@@ -166,7 +169,11 @@ def test_serve_run_status_cache_keeps_known_runs_only(built: dict[str, Path]) ->
     known = server.state(version, "r1")
     assert known["last"] == "iteration 2"
     assert list(server._status[1]) == ["r1"]
-    assert STATUS_RUNS <= 1000
+    # Bounded for known runs too: with no room left, r1 is answered and not kept.
+    monkeypatch.setattr(app, "STATUS_RUNS", 0)
+    fresh = app.Server(Access(built["warehouse"], built["lake"]))
+    assert fresh.state(version, "r1")["last"] == "iteration 2"
+    assert len(fresh._status[1]) == 0
 
 
 def test_serve_steady_pages_do_not_starve_a_build(tmp_path: Path) -> None:
@@ -297,21 +304,118 @@ def test_cli_error_line_escapes_a_path_with_a_newline(tmp_path: Path) -> None:
     assert len(lines) == 1 and lines[0].startswith("Error: ") and "a\\nb\\x1b" in lines[0]
 
 
+def _raw_controls(text: str) -> list[str]:
+    """The control characters and bidirectional controls ``text`` holds raw (newlines apart)."""
+    return [c for c in text if (ord(c) < 0x20 and c != "\n") or c in "\x7f\u202a\u202e\u2066"]
+
+
+def test_cli_runs_analyze_rewards_and_ingest_escape_control_characters(tmp_path: Path) -> None:
+    """A tracker export whose name, project, tags and config hold ESC, BEL and an override,
+    a reward function named with an override, and a lake whose path holds ESC: every text
+    output writes them as escapes."""
+    export = tmp_path / "abc123.json"
+    record = {
+        "id": "abc123",
+        "project": "p\x1bproj",
+        "name": "nm\x1b[31mred\x07",
+        "tags": [f"t{RLO}x"],
+        "config": {"note": f"c\x1b]0;title\x07{RLO}z", "lr": 0.1},
+        "history": [{"_step": s, "loss": 1 / (s + 1)} for s in range(5)],
+    }
+    export.write_text(json.dumps(record))
+    monitor = tmp_path / "monitor"
+    monitor.mkdir()
+    for step in range(1, 4):
+        scores = {f"fmt{RLO}evil\x1b": [0.5, 1.0], "correct": [0.0, float(step % 2)]}
+        record = {"step": step, "metrics": {"mean_reward": 0.5}, "reward_scores": scores}
+        (monitor / f"step_{step:06d}.json").write_text(json.dumps(record))
+    lake, warehouse = tmp_path / "lake\x1bx\x07", tmp_path / "obs.duckdb"
+    settings = ["--lake", lake, "--warehouse", warehouse]
+    landed = run_cli([*settings, "ingest", "metrics", export]).stdout
+    assert "lake\\x1bx\\x07" in landed and not _raw_controls(landed), landed
+    run_cli([*settings, "ingest", "monitoring", monitor, "--run", "m1", "-q"])
+    run_cli([*settings, "build", "--quiet"])
+    outputs = {
+        "runs": run_cli([*settings, "runs"]).stdout,
+        "analyze": run_cli([*settings, "analyze", "abc123"]).stdout,
+        "rewards": run_cli([*settings, "rewards", "m1"]).stdout,
+    }
+    for command, out in outputs.items():
+        assert not _raw_controls(out), (command, out)
+    assert "nm\\x1b[31mred\\x07" in outputs["runs"] and "t\\u202ex" in outputs["runs"]
+    # the table aligned as printed: the escaped name's column as wide as its escapes
+    head, rule, *rows = outputs["runs"].splitlines()
+    [row] = [r for r in rows if r.startswith("abc123")]
+    assert row.index("unknown") == head.index("state") == rule.index("  -", 10) + 2
+    assert "c\\x1b]0;title\\x07\\u202ez" in outputs["analyze"]
+    assert "p\\x1bproj" in outputs["analyze"]
+    assert "fmt\\u202eevil\\x1b" in outputs["rewards"]
+
+
 @pytest.mark.parametrize(
-    "query",
+    ("query", "refusal"),
     [
-        "select * from read_csv('/etc/passwd')",
-        "copy (select 1) to '{root}/out.csv'",
-        "attach '{root}/other.duckdb'",
-        "install httpfs",
-        "set enable_external_access = true",
+        ("select * from read_csv('/etc/passwd')", "file system operations are disabled"),
+        ("copy (select 1) to '{root}/out.csv'", "COPY is refused"),
+        # the lake and the warehouse's folder may be read, not written
+        ("copy (select 1) to '{lake}/out.csv'", "COPY is refused"),
+        ("copy (select 1) to '{warehouse_folder}/out.csv'", "COPY is refused"),
+        ("select 1; copy (select 1) to '{lake}/out.csv'", "COPY is refused"),
+        ("export database '{lake}/out.csv'", "EXPORT DATABASE is refused"),
+        ("attach '{root}/other.duckdb' as other", "ATTACH is refused"),
+        ("attach '{lake}/other.duckdb' as other", "ATTACH is refused"),
+        ("install httpfs", "disabled by configuration"),
+        ("load httpfs", "disabled through configuration"),
+        ("set enable_external_access = true", "the configuration has been locked"),
+        ("set autoload_known_extensions = true", "the configuration has been locked"),
     ],
 )
-def test_sql_reads_only_the_warehouse_and_lake(built: dict[str, Path], query: str) -> None:
+def test_sql_reads_only_the_warehouse_and_lake(
+    built: dict[str, Path], query: str, refusal: str
+) -> None:
     settings = ["--lake", built["lake"], "--warehouse", built["warehouse"]]
-    result = run_cli([*settings, "sql", query.format(root=built["root"])], exit_code=1)
-    assert result.stderr.startswith("Error: "), result.stderr
-    assert not (built["root"] / "out.csv").exists()
+    folders = {
+        "root": built["root"],
+        "lake": built["lake"],
+        "warehouse_folder": built["warehouse"].parent,
+    }
+    for folder in folders.values():  # nothing left by another case
+        shutil.rmtree(folder / "out.csv", ignore_errors=True)
+        (folder / "out.csv").unlink(missing_ok=True)
+    others = [built["root"] / "other.duckdb", built["lake"] / "other.duckdb"]
+    for other in others:  # another database, outside and inside the folders read
+        with duckdb.connect(str(other)) as con:
+            con.execute("create or replace table t as select 42 as secret")
+    try:
+        result = run_cli([*settings, "sql", query.format(**folders)], exit_code=1)
+    finally:
+        for other in others:
+            other.unlink()
+    assert result.stderr.startswith("Error: ") and refusal in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "download" not in result.stderr  # refused, not tried over the network
+    for folder in folders.values():
+        assert not (folder / "out.csv").exists()
+
+
+def test_sql_installs_and_autoloads_no_extension(built: dict[str, Path]) -> None:
+    settings = ["--lake", built["lake"], "--warehouse", built["warehouse"]]
+    names = [
+        "autoinstall_known_extensions",
+        "autoload_known_extensions",
+        "allow_community_extensions",
+        "enable_external_access",
+        "lock_configuration",
+    ]
+    query = "select " + ", ".join(f"current_setting('{n}') as {n}" for n in names)
+    out = run_cli([*settings, "sql", query, "--format", "json"]).stdout
+    assert json.loads(out) == [dict(zip(names, [False, False, False, False, True], strict=True))]
+    # A file of a remote scheme would autoload httpfs: refused, nothing installed.
+    result = run_cli(
+        [*settings, "sql", "select * from read_parquet('https://example.invalid/x.parquet')"],
+        exit_code=1,
+    )
+    assert result.stderr.startswith("Error: ")
 
 
 def test_sql_still_reads_marts_and_the_lake_views(built: dict[str, Path]) -> None:

@@ -149,7 +149,8 @@ def test_sample_efficiency_and_plateau(charts: dict[str, go.Figure]) -> None:
     }
     assert by_prompt[_hash(B)] == (0.0, 1.0)
     assert by_prompt[_hash(A)] == (1.0, 0.0)
-    assert by_prompt[_hash(C)] == (1.0, 0.75)  # seen at 1, solved at 2
+    # y: the share of the last visit's rollouts that succeed (strict [1, 0] at it2)
+    assert by_prompt[_hash(C)] == (1.0, 0.5)  # seen at 1, solved at 2
     plateau = charts["plateau_detection"].data[0]
     # only A and B have a full window; B is flat (drawn at the floor) and plateaued
     drawn = dict(zip([x.split()[0] for x in plateau.x], plateau.y, strict=True))
@@ -477,12 +478,12 @@ def test_interference_colours_lift_with_the_builds_threshold(mixed: dict) -> Non
 CURVES_BY_HAND = {
     "small": {
         "mean_score": [2.5 / 4, 4.25 / 6, 3.5 / 6],
-        "prompt_strict_acc": [1 / 2, 2 / 3, 2 / 3],
+        "solved_share": [1 / 2, 2 / 3, 2 / 3],
         "zero_variance_share": [1 / 2, 1 / 3, 3 / 3],  # it2: A [0, 0], B, C [.75, .75]
     },
     "early": {
         "mean_score": [2.5 / 4, 4.25 / 6],
-        "prompt_strict_acc": [1 / 2, 2 / 3],
+        "solved_share": [1 / 2, 2 / 3],
         "zero_variance_share": [1 / 2, 1 / 3],
     },
 }
@@ -511,7 +512,7 @@ def test_comparison_learning_curves_equal_the_hand_worked_values(several: dict) 
     compared = TrainingDashboard(warehouse=several["warehouse"]).generate_comparison_charts()
     assert list(compared) == list(COMPARE_CHARTS)
     figure = compared["compare_learning_curves"]
-    panels = {"y": "mean_score", "y2": "prompt_strict_acc", "y3": "zero_variance_share"}
+    panels = {"y": "mean_score", "y2": "solved_share", "y3": "zero_variance_share"}
     seen = {}
     for trace in figure.data:
         seen[(trace.name, panels[trace.yaxis])] = (list(trace.x), list(trace.y))

@@ -364,7 +364,7 @@ def test_difficulty_clusters_are_numpys_kmeans_on_a_real_shaped_run(tmp_path: Pa
     run_cli([*base, "build", "-q", "--vars", "{kmeans_seed: 3}"])
     prompts = _query(
         warehouse,
-        "select iteration, prompt_hash, mean_at_5, pass_rate, std_score "
+        "select iteration, prompt_hash, mean_at_5, success_rate, std_score "
         "from int_prompt_iteration order by iteration, prompt_hash",
     )
     built = {
@@ -376,7 +376,10 @@ def test_difficulty_clusters_are_numpys_kmeans_on_a_real_shaped_run(tmp_path: Pa
         rows = [r for r in prompts if r["iteration"] == iteration]
         features = np.array(
             [
-                [np.nan if r[f] is None else r[f] for f in ("mean_at_5", "pass_rate", "std_score")]
+                [
+                    np.nan if r[f] is None else r[f]
+                    for f in ("mean_at_5", "success_rate", "std_score")
+                ]
                 for r in rows
             ],
             dtype=float,

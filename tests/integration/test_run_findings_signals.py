@@ -228,7 +228,7 @@ def test_a_held_out_collapse_while_the_reward_rises_is_critical(built: Built) ->
     assert collapse["summary"].startswith(
         "Held-out collapse while the reward held at steps 40-80: eval_accuracy averaged 0.054 "
         f"over its 5 points from step 40 to its last at step 80, {round(100 * fall)}% below "
-        "its start 0.61, while reward_mean held"
+        "its start 0.61, while reward_mean (no reward functions known) held"
     )
     assert collapse["hypotheses"][0].startswith("Reward hacking")
     # the reward rose over the run while the accuracy fell: a divergence too

@@ -191,8 +191,6 @@ def test_summary_of_every_run_says_which_runs_it_cannot_cover(built: Built) -> N
     ("args", "line"),
     [
         (["summary", "--run", "tbx_run"], TBX),
-        (["analyze", "verl:val"], "verl:val: rollouts only; land its tracker history (obs ingest"
-         " metrics PATH --run verl:val) to see training metrics"),
         (["rewards", "verl"], "verl: rollouts only; land per-function rewards (rollouts with"
          " reward columns, or obs ingest monitoring DIR --run verl) or a tracker history that"
          " logs the reward to see reward monitoring"),

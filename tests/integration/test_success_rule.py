@@ -174,12 +174,24 @@ def test_each_rule_counts_by_hand_and_a_new_rule_rebuilds_the_counts(run: Run) -
     ("rule", "line"),
     [
         ("score >= 5", "solved: a rollout scoring at least 5 (var success)"),
+        # 3 on a function scored 0 or 3 is the one cut that separates right from wrong
+        ("check_answer >= 3", "solved: a rollout whose check_answer is at least 3 (var success)"),
+        # a cut between the observed values says nothing either
         (
-            "check_answer >= 3",
-            "solved: a rollout whose check_answer is at least 3 (var success), but 3 is the"
-            " highest check_answer value reached, so only rollouts at the top count: the"
-            " run's check_answer values run from 0 to 3",
+            "check_answer >= 1.5",
+            "solved: a rollout whose check_answer is at least 1.5 (var success)",
         ),
+        (
+            "check_answer >= 3.5",
+            "solved: a rollout whose check_answer is at least 3.5 (var success), but no rollout"
+            " reaches 3.5: the run's check_answer values run from 0 to 3",
+        ),
+        (
+            "check_answer >= 0",
+            "solved: a rollout whose check_answer is at least 0 (var success), but every"
+            " rollout reaches 0: the run's check_answer values run from 0 to 3",
+        ),
+        ("score >= 10", "solved: a rollout scoring at least 10 (var success)"),
         (
             "score >= 20",
             "solved: a rollout scoring at least 20 (var success), but no rollout reaches 20:"

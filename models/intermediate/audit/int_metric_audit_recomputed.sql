@@ -18,7 +18,10 @@ rollouts as (
         score,
         rewards,
         response_chars,
-        try_cast({{ json_text('extra', 'response_tokens') }} as double) as response_tokens
+        try_cast({{ json_text('extra', 'response_tokens') }} as double) as response_tokens,
+        {# solved under the build's one success rule (var success), beside
+           the trainer's own convention (a score of audit_solved_score) #}
+        case when {{ success_condition() }} then 1 else 0 end as is_success
     from {{ ref('stg_rollouts') }}
 ),
 
@@ -160,7 +163,9 @@ groups as (
             when count(weighted_total) = count(*) then coalesce(stddev_pop(weighted_total), 0)
         end as group_std_weighted,
         min(score) as min_score,
-        max(score) as max_score
+        max(score) as max_score,
+        min(is_success) as min_success,
+        max(is_success) as max_success
     from samples_weighted
     group by 1, 2, 3
 ),
@@ -183,7 +188,9 @@ group_stats as (
         avg(case when min_score >= {{ var('audit_solved_score', 1.0) }} then 1 else 0 end)
             as solve_all,
         avg(case when max_score < {{ var('audit_solved_score', 1.0) }} then 1 else 0 end)
-            as solve_none
+            as solve_none,
+        avg(min_success) as solve_all_by_rule,
+        avg(1 - max_success) as solve_none_by_rule
     from groups
     group by 1, 2
 ),
@@ -299,6 +306,28 @@ candidates as (
             'groups, solved at score >= {{ var("audit_solved_score", 1.0) }}' as convention,
             {{ expression }} as recomputed_value,
             1 as preference,
+            true as is_comparable
+        from group_stats
+        union all
+    {% endfor %}
+    {# the same shares with solved as var success counts it (a trainer that
+       logs them by the user's rule agrees under it); auto is strict #}
+    {%- set rule = success_rule() -%}
+    {%- set rule_text = 'strict' if rule.kind == 'auto' else rule.text %}
+    {% for metric, expression in [
+        ('solve_all', 'solve_all_by_rule'),
+        ('solve_none', 'solve_none_by_rule'),
+        ('solve_some', '1 - solve_all_by_rule - solve_none_by_rule'),
+    ] %}
+        select
+            run_id,
+            iteration,
+            '{{ metric }}' as audit_metric,
+            '' as function_name,
+            'groups, solved as var success counts it ({{ rule_text }})'
+                as convention,
+            {{ expression }} as recomputed_value,
+            2 as preference,
             true as is_comparable
         from group_stats
         union all

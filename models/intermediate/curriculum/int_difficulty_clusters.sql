@@ -1,6 +1,8 @@
 {{ config(incremental_by(['run_id', 'iteration'])) }}
 {# Adaptive difficulty: k-means (Lloyd's algorithm) per run and iteration.
-   1. Points: mean_at_5, pass_rate and std_score (null as 0), each
+   1. Points: mean_at_5, success_rate (the share of rollouts that succeed
+      under var success, as every count of solved prompts) and std_score
+      (null as 0), each
       standardised within the run and iteration: (x - mean) / population
       std (a constant feature divided by 1).
    2. Start, no random draw: the points sorted by mean_at_5 (null as 0),
@@ -38,7 +40,7 @@ points as (
         ingested_through,
         cast(mean_at_5 as double) as mean_at_5,
         coalesce(cast(mean_at_5 as double), 0.0) as x0,
-        coalesce(cast(pass_rate as double), 0.0) as x1,
+        coalesce(cast(success_rate as double), 0.0) as x1,
         coalesce(cast(std_score as double), 0.0) as x2
     from int_prompt_iteration
 ),

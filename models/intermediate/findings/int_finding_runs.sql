@@ -1,9 +1,10 @@
 {{ config(incremental_by(['run_id'])) }}
 {# The runs the findings judge, one row each: every run with a tracker
    history or rollouts, how much of it was judged (`run_parts`: the
-   history's lake parts plus the run's rollouts in int_prompt_iteration, a
-   count that grows whenever either does; the findings' models read a run
-   again when it changes), and the
+   history's lake parts plus the run's rollouts in int_prompt_iteration
+   plus the lake parts of its eval logs (the held-out metric) and of its
+   monitor's per-sample rewards, a count that grows whenever any does; the
+   findings' models read a run again when it changes), and the
    run's length over the metrics judged point by point, which sets what
    noise gives a run that long.
 
@@ -15,7 +16,12 @@
    at 200 steps, 5.0 at 2,000, 5.5 at 20,000. #}
 {%- set spike_z = var('spike_z') -%}
 {#- (rollouts never leave the lake, and a file landed twice adds nothing,
-    so their count grows with every rollout landed) -#}
+    so their count grows with every rollout landed; the held-out metric's
+    eval logs and the monitor's per-sample rewards are counted by their lake
+    parts, for a run that has a history or rollouts: an eval log landed after
+    the run was judged makes it judged again) -#}
+-- depends_on: {{ ref('stg_eval_steps') }}
+-- depends_on: {{ ref('stg_reward_samples') }}
 {%- set parts -%}
     (select
         run_id,
@@ -23,17 +29,33 @@
     from (
         select
             run_id,
-            max(run_parts) as run_parts
+            max(run_parts) as run_parts,
+            1 as is_judged
         from {{ ref('int_metric_history') }}
         group by 1
         union all
         select
             run_id,
-            sum(n_samples) as run_parts
+            sum(n_samples) as run_parts,
+            1 as is_judged
         from {{ ref('int_prompt_iteration') }}
         group by 1
+        union all
+        select
+            run_id,
+            run_parts,
+            0 as is_judged
+        from {{ lake_run_parts('eval_steps') }} as eval_parts
+        union all
+        select
+            run_id,
+            run_parts,
+            0 as is_judged
+        from {{ lake_run_parts('reward_samples') }} as sample_parts
     ) as judged_parts
-    group by 1)
+    where run_id is not null
+    group by 1
+    having max(is_judged) = 1)
 {%- endset %}
 with
 

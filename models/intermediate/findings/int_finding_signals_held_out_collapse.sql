@@ -1,11 +1,20 @@
 {{ config(incremental_by(['run_id'])) }}
 {# The rules held_out_collapse and reward_held_out_divergence: the held-out
    metric (int_reward_held_out: eval_accuracy, or what the var
-   performance_metric names) against the training reward (reward_mean).
+   performance_metric names) against the training reward. The training
+   reward is, one series per run, the first that applies:
+   - R, the reward the trainer optimised (int_reward_steps' mean: sum_f w_f
+     r_f with the weights of int_reward_weights), where the run's reward
+     functions are known;
+   - the tracker's reward_mean (int_reward_steps' logged mean) where they
+     are not;
+   - the rollouts' mean score by iteration (int_prompt_iteration) where
+     the run has neither.
+   The phrase names which (reward_name).
    - held_out_collapse (critical): from one of its points to its last, every
      held-out point is at least `held_out_collapse_fraction` below its start
      (the mean of its first `held_out_start_points` points), over at least
-     `held_out_collapse_min_points` points, while reward_mean's mean over
+     `held_out_collapse_min_points` points, while the reward's mean over
      those steps is not that far below its own start (its points up to the
      held-out start's last step, or its first point): the model got worse
      at the task while the reward it optimised held.
@@ -13,7 +22,7 @@
      `divergence_window` held-out points running, or the whole run, the
      held-out metric's least-squares fit falls by at least
      `divergence_drop_fraction` of its fitted start, steadily (r-squared at
-     least `rising_min_r2`), while reward_mean's fit over the same steps
+     least `rising_min_r2`), while the reward's fit over the same steps
      (at least `divergence_min_reward_points` points) rises steadily.
    One row per signal of the runs judged, and one per run judged with a
    null pattern whose run_parts says how far it was judged (macro
@@ -27,8 +36,17 @@ judged_runs as (
     {{ changed_runs(ref('int_finding_runs'), ref('int_finding_runs')) }}
 ),
 
-stats as (
-    {{ changed_runs(ref('int_metric_scores'), ref('int_finding_runs')) }}
+reward_steps as (
+    {{ changed_runs(ref('int_reward_steps'), ref('int_finding_runs')) }}
+),
+
+score_steps as (
+    {{ changed_runs(ref('int_prompt_iteration'), ref('int_finding_runs')) }}
+),
+
+weighted_runs as (
+    select distinct run_id
+    from {{ ref('int_reward_weights') }}
 ),
 
 held_out_points as (
@@ -41,19 +59,66 @@ held_out as (
         step,
         performance_metric,
         performance as value,
+        performance - lag(performance) over (partition by run_id order by step) as change,
         row_number() over (partition by run_id order by step) as n,
         count(*) over (partition by run_id) as points
     from held_out_points
+),
+
+logged_rewards as (
+    select
+        reward_steps.run_id,
+        reward_steps.step,
+        case
+            when weighted_runs.run_id is null then 'reward_mean' else 'R'
+        end as reward_name,
+        reward_steps.mean as value
+    from reward_steps
+    left join weighted_runs on reward_steps.run_id = weighted_runs.run_id
+    where {{ is_finite('reward_steps.mean') }}
+),
+
+scored_rewards as (
+    {# A run with neither: its rollouts' mean score at each iteration. #}
+    select
+        run_id,
+        iteration as step,
+        'score' as reward_name,
+        sum(mean_score * n_samples) / sum(n_samples) as value
+    from score_steps
+    where
+        {{ is_finite('mean_score') }}
+        and run_id not in (select logged_rewards.run_id from logged_rewards)
+    group by 1, 2, 3
+),
+
+reward_series as (
+    select * from logged_rewards
+    union all
+    select * from scored_rewards
 ),
 
 rewards as (
     select
         run_id,
         step,
-        n,
-        value
-    from stats
-    where metric = 'reward_mean'
+        reward_name,
+        value,
+        row_number() over (partition by run_id order by step) as n
+    from reward_series
+),
+
+reward_names as (
+    {# The reward each run is judged on, as its phrases name it. #}
+    select
+        run_id,
+        case any_value(reward_name)
+            when 'R' then 'R (the reward the trainer optimised)'
+            when 'reward_mean' then 'reward_mean (no reward functions known)'
+            else 'the rollouts'' mean score'
+        end as reward_text
+    from rewards
+    group by 1
 ),
 
 held_out_starts as (
@@ -61,6 +126,7 @@ held_out_starts as (
         run_id,
         any_value(performance_metric) as performance_metric,
         avg(value) as start_level,
+        count(*) as start_count,
         max(step) as start_last_step
     from held_out
     where n <= {{ start_points }}
@@ -102,6 +168,21 @@ collapses as (
     having count(*) >= {{ var('held_out_collapse_min_points') }}
 ),
 
+collapse_noise as (
+    {# The held-out metric's own noise: sigma^2 = half the sample variance
+       of its point-to-point changes, leaving out the change into the
+       collapse (a fall is not noise). #}
+    select
+        collapses.run_id,
+        sqrt(var_samp(held_out.change) / 2) as sigma
+    from collapses
+    inner join held_out
+        on
+            collapses.run_id = held_out.run_id
+            and collapses.first_low_step <> held_out.step
+    group by 1
+),
+
 reward_starts as (
     select
         rewards.run_id,
@@ -133,14 +214,22 @@ held_collapses as (
         held_out_starts.start_level,
         reward_starts.reward_start,
         reward_during.reward_during,
-        reward_during.reward_points
+        reward_during.reward_points,
+        reward_names.reward_text
     from collapses
+    inner join reward_names on collapses.run_id = reward_names.run_id
+    inner join collapse_noise on collapses.run_id = collapse_noise.run_id
     inner join held_out_starts on collapses.run_id = held_out_starts.run_id
     inner join reward_starts on collapses.run_id = reward_starts.run_id
     inner join reward_during on collapses.run_id = reward_during.run_id
     where
         reward_during.reward_during
         > reward_starts.reward_start - {{ collapse_fraction }} * abs(reward_starts.reward_start)
+        {#- ... and the fall is no noise: at least held_out_t standard errors
+            of the difference of the two means #}
+        and held_out_starts.start_level - collapses.low_mean
+        >= {{ var('held_out_t') }} * collapse_noise.sigma
+        * sqrt(1.0 / held_out_starts.start_count + 1.0 / collapses.low_points)
 ),
 
 windows as (
@@ -169,6 +258,17 @@ windows as (
     having count(*) > {{ window }}
 ),
 
+held_out_noise as (
+    {# The held-out metric's point-to-point noise over the run: sigma^2 =
+       half the sample variance of its changes (a steady trend moves their
+       mean, not their spread). #}
+    select
+        run_id,
+        sqrt(var_samp(change) / 2) as sigma
+    from held_out
+    group by 1
+),
+
 held_out_fits as (
     select
         windows.run_id,
@@ -179,7 +279,8 @@ held_out_fits as (
         {{ regression_slope('held_out.value', 'held_out.step') }} as slope,
         power(corr(held_out.value, held_out.step), 2) as r_squared,
         avg(held_out.value) as mean_value,
-        avg(held_out.step) as mean_step
+        avg(held_out.step) as mean_step,
+        count(*) as points
     from windows
     inner join held_out
         on
@@ -215,6 +316,8 @@ fitted as (
         held_out_fits.span,
         held_out_fits.performance_metric,
         held_out_fits.r_squared as held_out_r_squared,
+        held_out_fits.points as held_out_points,
+        held_out_noise.sigma as held_out_sigma,
         held_out_fits.mean_value
         + held_out_fits.slope * (held_out_fits.first_step - held_out_fits.mean_step)
             as held_out_start,
@@ -230,8 +333,11 @@ fitted as (
         + reward_fits.slope * (reward_fits.last_step - reward_fits.mean_step)
             as reward_end,
         held_out_fits.slope as held_out_slope,
-        reward_fits.slope as reward_slope
+        reward_fits.slope as reward_slope,
+        reward_names.reward_text
     from held_out_fits
+    inner join reward_names on held_out_fits.run_id = reward_names.run_id
+    inner join held_out_noise on held_out_fits.run_id = held_out_noise.run_id
     inner join reward_fits
         on
             held_out_fits.run_id = reward_fits.run_id
@@ -251,6 +357,12 @@ divergences as (
         and (held_out_start - held_out_end)
         >= {{ var('divergence_drop_fraction') }} * abs(held_out_start)
         and held_out_r_squared >= {{ var('rising_min_r2') }}
+        {#- the fall is significant: the fit's t = sqrt(r^2 (n - 2) / (1 -
+            r^2)) at least held_out_t, i.e. r^2 (n - 2) >= t^2 (1 - r^2) #}
+        and held_out_r_squared * (held_out_points - 2)
+        >= {{ var('held_out_t') }} * {{ var('held_out_t') }} * (1 - held_out_r_squared)
+        {#- ... and larger than one evaluation's noise could show #}
+        and held_out_start - held_out_end >= {{ var('held_out_t') }} * held_out_sigma
         and reward_points >= {{ var('divergence_min_reward_points') }}
         and reward_slope > 0
         and reward_r_squared >= {{ var('rising_min_r2') }}
@@ -270,7 +382,8 @@ signals as (
         || ' to its last at step ' || last_step || ', '
         || cast(cast(round(100 * (start_level - low_mean) / abs(start_level)) as bigint) as string)
         || '% below its start ' || {{ number_text(round_to('start_level', 3)) }}
-        || ', while reward_mean held (' || {{ number_text(round_to('reward_during', 3)) }}
+        || ', while ' || reward_text || ' held ('
+        || {{ number_text(round_to('reward_during', 3)) }}
         || ' over those steps against ' || {{ number_text(round_to('reward_start', 3)) }}
         || ' at the start)' as phrase,
         {{ key_value_list([
@@ -295,7 +408,8 @@ signals as (
         || case when span = 'run' then ' (the whole run)' else '' end
         || ' (fitted ' || {{ number_text(round_to('held_out_start', 3)) }} || ' to '
         || {{ number_text(round_to('held_out_end', 3)) }}
-        || ') while reward_mean rose (fitted ' || {{ number_text(round_to('reward_start', 3)) }}
+        || ') while ' || reward_text || ' rose (fitted '
+        || {{ number_text(round_to('reward_start', 3)) }}
         || ' to ' || {{ number_text(round_to('reward_end', 3)) }} || ', r-squared '
         || {{ number_text(round_to('reward_r_squared', 2)) }} || ')' as phrase,
         {{ key_value_list([

@@ -12,7 +12,7 @@ int_rollouts_scored as (
         sample_idx,
         instruction_ids,
         instruction_followed,
-        prompt_strict_acc,
+        is_success,
         ingested_at
     from {{ ref('int_rollouts_scored').include(database=false) }}
     where {{ list_size('instruction_ids') }} > 0
@@ -41,9 +41,12 @@ unnested as (
         ---------- booleans
         {{ list_element('instruction_followed', 'instruction_position') }}
         is not null as has_instruction_flag,
+        {# the instruction's own flag where the rollout carries one; else
+           whether the rollout succeeded under the build's success rule
+           (var success: under strict, all its instructions followed) #}
         coalesce(
             {{ list_element('instruction_followed', 'instruction_position') }},
-            prompt_strict_acc >= 1.0
+            is_success
         ) as is_followed,
 
         ---------- timestamps

@@ -7,8 +7,10 @@
    0 when n <= 1 or the shifted sum is 0. seed_mean is the reward monitor's
    own, of the plain sum (equal to mean when every weight is 1). Built by
    step, from the steps of int_reward_samples read again, and every step of
-   a run whose weights changed (weights_key: the weights the rows were
-   computed with). #}
+   a run whose weights changed (weights_key: the md5 of the weights the
+   rows were computed with, function=weight by name; only the incremental
+   check reads it, and a run of many functions would repeat their whole
+   list on every step's row). #}
 with
 
 weights as (
@@ -22,9 +24,9 @@ weights as (
 weight_keys as (
     select
         run_id,
-        {{ ordered_string_agg(
+        {{ stable_hash(ordered_string_agg(
             "concat(reward_function, '=', cast(weight as string))", "';'", ['reward_function']
-        ) }} as weights_key
+        )) }} as weights_key
     from weights
     group by 1
 ),

@@ -26,6 +26,12 @@
    weight logged at 0 must read 0), else to 12. fct_reward_weights decides
    which weights a run gets. #}
 {%- set max_functions = var('reward_weight_fit_max_functions') -%}
+{%- set n = max_functions -%}
+{#- the augmented matrix's entries, row by row: n rows, n + 1 columns -#}
+{%- set entries = [] -%}
+{%- for r in range(1, n + 1) -%}{%- for c in range(1, n + 2) -%}
+    {%- do entries.append((r, c)) -%}
+{%- endfor -%}{%- endfor -%}
 with
 
 logged as (
@@ -130,8 +136,8 @@ attempted as (
 ),
 
 {# The augmented normal equations [X'X | X'y], one row per entry: columns
-   1..functions hold X'X, column functions + 1 holds X'y. #}
-matrix_0 as (
+   1..functions hold X'X, column max_functions + 1 holds X'y. #}
+normal_equations as (
     select
         a.run_id,
         a.function_index as row_index,
@@ -145,86 +151,99 @@ matrix_0 as (
     select
         points.run_id,
         points.function_index as row_index,
-        attempted.functions + 1 as column_index,
+        {{ n + 1 }} as column_index,
         sum(points.x * points.y) as value
     from points
     inner join attempted on points.run_id = attempted.run_id
     group by 1, 2, 3
 ),
 
-{% for p in range(1, max_functions + 1) %}
-{# pivot {{ p }}: row {{ p }} divided by its diagonal entry, that column
-   cleared from every other row; a run with fewer functions is unchanged #}
-    pivot_{{ p }} as (
-        select
-            pivot_entry.run_id,
-            pivot_entry.value,
-            pivot_entry.value / nullif(diagonal.value, 0) as ratio
-        from matrix_{{ p - 1 }} as pivot_entry
-        inner join matrix_0 as diagonal
-            on
-                pivot_entry.run_id = diagonal.run_id
-                and diagonal.row_index = {{ p }}
-                and diagonal.column_index = {{ p }}
-        where pivot_entry.row_index = {{ p }} and pivot_entry.column_index = {{ p }}
-    ),
+{# The same equations as one row per run, entry (r, c) in column m0_r_c
+   (0 where a run has fewer functions), d_r the diagonal entry a pivot is
+   judged against. Each pivot below is then one projection of the row
+   before it: no window, no self-join, so the plan grows with the pivots on
+   every engine. #}
+matrix_0 as (
+    select
+        normal_equations.run_id,
+        {%- for r in range(1, n + 1) %}
+            coalesce(max(case
+                when
+                    normal_equations.row_index = {{ r }} and normal_equations.column_index = {{ r }}
+                    then normal_equations.value
+            end), 0.0) as d_{{ r }},
+        {%- endfor %}
+        {%- for r, c in entries %}
+            coalesce(max(case
+                when
+                    normal_equations.row_index = {{ r }} and normal_equations.column_index = {{ c }}
+                    then normal_equations.value
+            end), 0.0) as m0_{{ r }}_{{ c }},
+        {%- endfor %}
+        any_value(attempted.functions) as functions
+    from normal_equations
+    inner join attempted on normal_equations.run_id = attempted.run_id
+    group by 1
+),
 
+{% for p in range(1, n + 1) %}
+{#- pivot {{ p }}: row {{ p }} divided by its diagonal entry, that column
+    cleared from every other row; a run with fewer functions is unchanged.
+    ratio_{{ p }} is the pivot against its starting diagonal entry. #}
     matrix_{{ p }} as (
         select
-            entry.run_id,
-            entry.row_index,
-            entry.column_index,
+            run_id,
+            {%- for r in range(1, n + 1) %}
+                d_{{ r }},
+            {%- endfor %}
+            {%- for q in range(1, p) %}
+                ratio_{{ q }},
+            {%- endfor %}
             case
-                when pivot_{{ p }}.run_id is null then entry.value
-                when entry.row_index = {{ p }} then entry.value / nullif(pivot_{{ p }}.value, 0)
-                else
-                    entry.value
-                    - pivot_column_entry.value * pivot_row_entry.value
-                    / nullif(pivot_{{ p }}.value, 0)
-            end as value
-        from matrix_{{ p - 1 }} as entry
-        left join pivot_{{ p }} on entry.run_id = pivot_{{ p }}.run_id
-        left join matrix_{{ p - 1 }} as pivot_row_entry
-            on
-                entry.run_id = pivot_row_entry.run_id
-                and pivot_row_entry.row_index = {{ p }}
-                and entry.column_index = pivot_row_entry.column_index
-        left join matrix_{{ p - 1 }} as pivot_column_entry
-            on
-                entry.run_id = pivot_column_entry.run_id
-                and entry.row_index = pivot_column_entry.row_index
-                and pivot_column_entry.column_index = {{ p }}
+                when functions >= {{ p }}
+                    then coalesce(m{{ p - 1 }}_{{ p }}_{{ p }} / nullif(d_{{ p }}, 0), 0.0)
+            end as ratio_{{ p }},
+            {%- for r, c in entries %}
+                case
+                    when functions < {{ p }} then m{{ p - 1 }}_{{ r }}_{{ c }}
+                    {%- if r == p %}
+                        else m{{ p - 1 }}_{{ p }}_{{ c }} / nullif(m{{ p - 1 }}_{{ p }}_{{ p }}, 0)
+                    {%- else %}
+                        else
+                            m{{ p - 1 }}_{{ r }}_{{ c }}
+                            - m{{ p - 1 }}_{{ r }}_{{ p }} * m{{ p - 1 }}_{{ p }}_{{ c }}
+                            / nullif(m{{ p - 1 }}_{{ p }}_{{ p }}, 0)
+                    {%- endif %}
+                end as m{{ p }}_{{ r }}_{{ c }},
+            {%- endfor %}
+            functions
+        from matrix_{{ p - 1 }}
     ),
 
 {% endfor %}
-pivots as (
-    {%- for p in range(1, max_functions + 1) %}
-        select
-            run_id,
-            ratio
-        from pivot_{{ p }}
-        {{ "union all" if not loop.last }}
-    {%- endfor %}
-),
-
+{# least() passes over the pivots a run does not have (null) #}
 conditioning as (
     select
         run_id,
-        min(coalesce(ratio, 0.0)) as smallest_pivot_ratio
-    from pivots
-    group by 1
+        coalesce(least(
+            {%- for p in range(1, n + 1) %}
+                ratio_{{ p }}{{ "," if not loop.last }}
+            {%- endfor %}
+        ), 0.0) as smallest_pivot_ratio
+    from matrix_{{ n }}
 ),
 
 weights as (
     select
-        matrix_{{ max_functions }}.run_id,
-        matrix_{{ max_functions }}.row_index as function_index,
-        matrix_{{ max_functions }}.value as weight
-    from matrix_{{ max_functions }}
-    inner join attempted
-        on
-            matrix_{{ max_functions }}.run_id = attempted.run_id
-            and matrix_{{ max_functions }}.column_index = attempted.functions + 1
+        functions.run_id,
+        functions.function_index,
+        case functions.function_index
+            {%- for r in range(1, n + 1) %}
+                when {{ r }} then matrix_{{ n }}.m{{ n }}_{{ r }}_{{ n + 1 }}
+            {%- endfor %}
+        end as weight
+    from matrix_{{ n }}
+    inner join functions on matrix_{{ n }}.run_id = functions.run_id
 ),
 
 residuals as (
@@ -294,7 +313,6 @@ final as (
         {#- to 12 decimals: the solve's last bits depend on the order the
             engine added in, and a residual of 1e-16 is rounding alone -#}
         {#- decides a weight of exactly 0 (logged only): rounded when that fits -#}
-        
         case
             when fit_quality.rounded_relative_residual <= {{ var('reward_weight_fit_tolerance') }}
                 then round(weights.weight, 3)

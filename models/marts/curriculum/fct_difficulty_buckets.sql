@@ -10,7 +10,7 @@ fct_prompt_iteration as (
         prompt_hash,
         mean_at_5,
         mean_score,
-        pass_rate,
+        success_rate,
         ingested_through
     from ({{
         changed_rows(ref('fct_prompt_iteration'), upstream_time='ingested_through')
@@ -74,16 +74,19 @@ percentile_buckets as (
 ),
 
 pass_rate_buckets as (
+    {# the share of the prompt's rollouts that succeed under the build's
+       one success rule (var success), as every count of solved prompts;
+       the strategy keeps the seed's name #}
     select
         run_id,
         iteration,
         prompt_hash,
         'pass_rate' as strategy,
         case
-            when pass_rate = 0 then 'very_hard'
-            when pass_rate <= 0.25 then 'hard'
-            when pass_rate <= 0.5 then 'medium'
-            when pass_rate <= 0.75 then 'easy'
+            when success_rate = 0 then 'very_hard'
+            when success_rate <= 0.25 then 'hard'
+            when success_rate <= 0.5 then 'medium'
+            when success_rate <= 0.75 then 'easy'
             else 'very_easy'
         end as bucket
     from prompts_with_cut_points

@@ -12,6 +12,7 @@ factored as (
         upsampling_score_scaled,
         final_score,
         final_score_scaled,
+        final_success_rate,
         learning_rate,
         learning_rate_scaled,
         num_forgetting_events,
@@ -61,13 +62,17 @@ final as (
                 then 'medium'
             else 'low'
         end as priority,
+        {# learned (first success) and ended well (the share of the last
+           visit's rollouts that succeed) under the build's one success
+           rule, var success: a share in [0, 1] whatever the score's scale #}
         case
             when not is_learned then 'hard_failed'
             when
                 iterations_to_learn <= {{ var('fast_learning_iterations') }}
-                and final_score >= {{ var('sample_efficiency_good_score') }}
+                and final_success_rate
+                >= {{ var('sample_efficiency_good_score') }}
                 then 'fast_learner'
-            when final_score >= {{ var('sample_efficiency_good_score') }}
+            when final_success_rate >= {{ var('sample_efficiency_good_score') }}
                 then 'slow_learner'
             when iterations_to_learn <= {{ var('fast_learning_iterations') }}
                 then 'quick_failure'
@@ -88,6 +93,7 @@ final as (
         learning_rate_factor_scaled,
         final_score,
         final_score_scaled,
+        final_success_rate,
         learning_rate,
         learning_rate_scaled,
         num_forgetting_events,

@@ -10,6 +10,7 @@ fct_prompt_iteration as (
         min_score,
         max_score,
         is_solved,
+        success_rate,
         is_zero_variance,
         zero_variance_outcome,
         num_instructions
@@ -70,6 +71,8 @@ aggregated as (
         max(prompt_strict_acc) filter (where recency = 1) as final_strict_acc,
         max(case when is_solved then 1 else 0 end) filter (where recency = 1)
             as final_solved,
+        {# the share of the last visit's rollouts that succeed (var success) #}
+        max(success_rate) filter (where recency = 1) as final_success_rate,
         max(zero_variance_outcome) filter (where recency = 1)
             as final_zero_variance_outcome,
         max(case when is_solved then 1 else 0 end) as ever_solved,
@@ -141,6 +144,7 @@ final as (
         recent_variance,
         final_score,
         final_strict_acc,
+        final_success_rate,
         zero_variance_streak,
         {{ upsampling_factor('final_score', 'final_score') }}
         + {{ upsampling_factor('learning_rate', 'learning_rate') }}
