@@ -1,31 +1,34 @@
 {{ config(incremental_by(['run_id', 'iteration'])) }}
 {# Adaptive difficulty: k-means (Lloyd's algorithm) per run and iteration.
    1. Points: mean_at_5, success_rate (the share of rollouts that succeed
-      under var success, as every count of solved prompts) and std_score
-      (null as 0), each
-      standardised within the run and iteration: (x - mean) / population
-      std (a constant feature divided by 1).
-   2. Start, no random draw: the points sorted by mean_at_5 (null as 0),
-      then prompt_hash, cut into k = var kmeans_clusters equal slices (ntile:
-      the first n mod k slices one point longer); cluster j is slice j.
+      under var success) and std_score, a null, NaN or infinite value taken
+      as 0 (is_finite: a NaN would poison every distance), standardised
+      within the run and iteration: (x - mean) / population std (a
+      constant feature divided by 1).
+   2. Start, no random draw: the points sorted by mean_at_5 (as in 1), then
+      prompt_hash, cut into k = var kmeans_clusters slices (ntile: the first
+      n mod k one point longer); cluster j is slice j.
    3. var kmeans_iterations Lloyd steps, unrolled: each centroid is the mean
-      of its cluster's points, each point moves to its nearest centroid (ties
-      to the lower cluster); an emptied cluster stays empty. Once no point
-      moves, the later steps give the same clusters again.
-   4. Clusters ranked by their mean mean_at_5 (null last, ties by cluster):
-      rank r of m gets name round(r * 3 / (m - 1)) of hard, medium-hard,
-      medium-easy, easy (one cluster: hard).
-   Incremental by (run, iteration): only the iterations that changed. #}
+      of its cluster's points, each point moves to its nearest centroid
+      (squared distance rounded to 9 decimals, so that float noise cannot
+      break a tie; ties to the lower cluster); an emptied cluster stays
+      empty. Converged (no point moves), the later steps change nothing;
+      otherwise the cap stops it.
+   4. Clusters ranked by their mean finite mean_at_5 (null last, ties by
+      cluster): rank r of m gets name round(r * 3 / (m - 1)) of hard,
+      medium-hard, medium-easy, easy (one cluster: hard).
+   Each step reads the step before once (Spark inlines every CTE; one read
+   twice would double the plan per step); window_chain_guard does the same
+   for DuckDB's planner. Incremental by (run, iteration). #}
 {%- set k = var('kmeans_clusters') | int -%}
 {%- set steps = var('kmeans_iterations') | int -%}
 {%- if k < 2 or steps < 0 -%}
-    {{ exceptions.raise_compiler_error(
-        'kmeans_clusters must be at least 2 and kmeans_iterations at least 0'
-    ) }}
+    {{ exceptions.raise_compiler_error('kmeans_clusters < 2 or kmeans_iterations < 0') }}
 {%- endif -%}
 {%- set by_group = 'over (partition by run_id, iteration)' -%}
-{%- set carried = 'run_id, iteration, prompt_hash, mean_at_5, ingested_through'
-    ~ ', s0, s1, s2' -%}
+{%- set carried = 'run_id, iteration, prompt_hash, mean_at_5, ingested_through, s0, s1, s2' -%}
+{%- set distances = [] -%}
+{%- for j in range(k) %}{% do distances.append('d' ~ j) %}{% endfor -%}
 with
 
 int_prompt_iteration as (
@@ -38,93 +41,83 @@ points as (
         iteration,
         prompt_hash,
         ingested_through,
-        cast(mean_at_5 as double) as mean_at_5,
-        coalesce(cast(mean_at_5 as double), 0.0) as x0,
-        coalesce(cast(success_rate as double), 0.0) as x1,
-        coalesce(cast(std_score as double), 0.0) as x2
+        {%- for feature in ['mean_at_5', 'success_rate', 'std_score'] %}
+            case when {{ is_finite(feature) }} then {{ feature }} else 0.0 end
+                as x{{ loop.index0 }},
+        {%- endfor %}
+        case when {{ is_finite('mean_at_5') }} then mean_at_5 end as mean_at_5
     from int_prompt_iteration
 ),
 
 step_0 as (
     select
+        {{ window_chain_guard() }}
         run_id,
         iteration,
         prompt_hash,
         mean_at_5,
         ingested_through,
-        {% for f in range(3) -%}
+        {%- for f in range(3) %}
             (x{{ f }} - avg(x{{ f }}) {{ by_group }})
-            / coalesce(nullif(stddev_pop(x{{ f }}) {{ by_group }}, 0), 1.0)
-            as s{{ f }},
-        {% endfor -%}
-        ntile({{ k }}) over (
-            partition by run_id, iteration order by x0, prompt_hash
-        ) - 1 as label
+            / coalesce(nullif(stddev_pop(x{{ f }}) {{ by_group }}, 0), 1.0) as s{{ f }},
+        {%- endfor %}
+        ntile({{ k }}) over (partition by run_id, iteration order by x0, prompt_hash) - 1 as label
     from points
 ),
+{%- for step in range(1, steps + 1) %}
 
-{# One Lloyd step reads the step before once (a plan that stays linear on
-   Spark): the centroids are window means, one per cluster and feature. #}
-{% for step in range(1, steps + 1) %}
-measured_{{ step }} as (
-    select
-        {{ carried }},
-        {% for j in range(k) -%}
-            {#- distances rounded to 9 decimals: a tie (frequent on discrete
-                scores) goes to the lower cluster whatever the float noise
-                of the sums on either engine -#}
-            round(
-                {%- for f in range(3) %}
-                    {{ '+ ' if not loop.first }}power(s{{ f }} - avg(
-                        case when label = {{ j }} then s{{ f }} end
-                    ) {{ by_group }}, 2)
-                {%- endfor %},
-                9
-            ) as d{{ j }}{{ ',' if not loop.last }}
-        {% endfor %}
-    from step_{{ step - 1 }}
-),
+    measured_{{ step }} as (
+        select
+            {{ window_chain_guard() }}
+            {%- for j in range(k) %}
+                round(
+                    {%- for f in range(3) %}
+                        {{ '+ ' if not loop.first }}power(
+                            s{{ f }} - avg(case when label = {{ j }} then s{{ f }} end) over (
+                                partition by run_id, iteration
+                            ),
+                            2
+                        )
+                    {%- endfor %},
+                    9
+                ) as d{{ j }},
+            {%- endfor %}
+            {{ carried }}
+        from step_{{ step - 1 }}
+    ),
 
-step_{{ step }} as (
+    step_{{ step }} as (
+        select
+            {{ carried }},
+            case
+                {%- for j in range(k) %}
+                    when d{{ j }} = least({{ distances | join(', ') }}) then {{ j }}
+                {%- endfor %}
+            end as label
+        from measured_{{ step }}
+    ),
+{%- endfor %}
+
+cluster_means as (
     select
+        {{ window_chain_guard() }}
         {{ carried }},
-        case
-            {% for j in range(k) -%}
-                when d{{ j }} = least(
-                    {%- for i in range(k) %}d{{ i }}{{ ', ' if not loop.last }}{% endfor -%}
-                ) then {{ j }}
-            {% endfor -%}
-        end as label
-    from measured_{{ step }}
+        label,
+        avg(mean_at_5) over (partition by run_id, iteration, label) as cluster_mean_at_5
+    from step_{{ steps }}
 ),
-{% endfor %}
 
 clusters_ranked as (
     select
-        *,
+        {{ window_chain_guard() }}
+        {{ carried }},
+        cluster_mean_at_5,
+        {# rounded: equal cluster means rank by cluster on every build #}
         dense_rank() over (
             partition by run_id, iteration
-            {# rounded: equal cluster means rank by cluster on every build #}
             order by round(cluster_mean_at_5, 12) asc nulls last, label asc
         ) - 1 as cluster_rank
-    from (
-        select
-            *,
-            avg(mean_at_5) over (
-                partition by run_id, iteration, label
-            ) as cluster_mean_at_5
-        from step_{{ steps }}
-    ) as clustered
-),
-
-named as (
-    select
-        *,
-        case
-            when max(cluster_rank) {{ by_group }} = 0 then 0
-            else round(cluster_rank * 3.0 / max(cluster_rank) {{ by_group }})
-        end as name_index
-    from clusters_ranked
+    from cluster_means
 ),
 
 final as (
@@ -135,7 +128,7 @@ final as (
         prompt_hash,
 
         ---------- strings
-        case name_index
+        case coalesce(round(cluster_rank * 3.0 / nullif(max(cluster_rank) {{ by_group }}, 0)), 0)
             when 0 then 'hard'
             when 1 then 'medium-hard'
             when 2 then 'medium-easy'
@@ -147,7 +140,7 @@ final as (
 
         ---------- timestamps
         ingested_through
-    from named
+    from clusters_ranked
 )
 
 select * from final
