@@ -14,8 +14,8 @@
       break a tie; ties to the lower cluster); an emptied cluster stays
       empty. Converged (no point moves), the later steps change nothing;
       otherwise the cap stops it.
-   4. Clusters ranked by their mean finite mean_at_5 (null last, ties by
-      cluster): rank r of m gets name round(r * 3 / (m - 1)) of hard,
+   4. Clusters ranked by their mean finite mean_at_5 (exact_float; null
+      last, ties by cluster): rank r of m gets name round(r * 3 / (m - 1)) of hard,
       medium-hard, medium-easy, easy (one cluster: hard).
    Each step reads the step before once (Spark inlines every CTE; one read
    twice would double the plan per step); window_chain_guard does the same
@@ -103,7 +103,9 @@ cluster_means as (
         {{ window_chain_guard() }}
         {{ carried }},
         label,
-        avg(mean_at_5) over (partition by run_id, iteration, label) as cluster_mean_at_5
+        {# exact: it orders the clusters, so their names, on every build #}
+        {{ exact_float('avg(mean_at_5) over (partition by run_id, iteration, label)') }}
+            as cluster_mean_at_5
     from step_{{ steps }}
 ),
 
@@ -112,10 +114,8 @@ clusters_ranked as (
         {{ window_chain_guard() }}
         {{ carried }},
         cluster_mean_at_5,
-        {# rounded: equal cluster means rank by cluster on every build #}
         dense_rank() over (
-            partition by run_id, iteration
-            order by round(cluster_mean_at_5, 12) asc nulls last, label asc
+            partition by run_id, iteration order by cluster_mean_at_5 asc nulls last, label asc
         ) - 1 as cluster_rank
     from cluster_means
 ),
