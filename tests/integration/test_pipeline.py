@@ -24,6 +24,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pytest
+import yaml
 from obs.runner.dbt import project_dir
 
 from tests.conftest import DATA, run_cli
@@ -308,88 +309,108 @@ def test_difficulty_clusters_follow_the_kmeans_vars(
     assert [r["buckets"] for r in two] == [["easy", "hard"]] * 2
 
 
-def _numpy_buckets(features: np.ndarray, mean_at_5: np.ndarray, k: int, seed: int) -> list:
-    """The former numpy model's buckets of one (run, iteration): the reference the
-    SQL k-means repeats step for step (k-means++ from default_rng(seed), then Lloyd
-    until the labels hold and the centres moved within allclose, at most 100 times)."""
-    values = np.where(np.isnan(features), 0.0, features)
+NAMES = ["hard", "medium-hard", "medium-easy", "easy"]
+
+
+def _numpy_kmeans(rows: list[dict], k: int, steps: int) -> list[tuple[str, float | None]]:
+    """The rule of int_difficulty_clusters, in numpy, for one (run, iteration): the
+    bucket and cluster mean of each row, in the rows' order."""
+    raw = np.array(
+        [[r[f] for f in ("mean_at_5", "success_rate", "std_score")] for r in rows], dtype=float
+    )
+    values = np.where(np.isfinite(raw), raw, 0.0)
     spread = values.std(axis=0)
     spread[spread == 0] = 1.0
     points = (values - values.mean(axis=0)) / spread
-    clusters = min(k, len(np.unique(points, axis=0)))
-    labels = np.zeros(len(points), dtype=int)
-    if clusters > 1:
-        rng = np.random.default_rng(seed)
-        centres = [points[rng.integers(len(points))]]
-        for _ in range(1, clusters):
-            nearest = np.min(((points[:, None, :] - np.array(centres)[None]) ** 2).sum(axis=2), 1)
-            centres.append(points[rng.choice(len(points), p=nearest / nearest.sum())])
-        centroids = np.array(centres)
-        for _ in range(100):
-            new = ((points[:, None, :] - centroids[None]) ** 2).sum(axis=2).argmin(axis=1)
-            moved = np.array(
-                [
-                    points[new == c].mean(axis=0) if (new == c).any() else centroids[c]
-                    for c in range(len(centroids))
-                ]
-            )
-            if np.array_equal(new, labels) and np.allclose(moved, centroids):
-                break
-            labels, centroids = new, moved
-    present = np.unique(labels)
-    means = []
-    for label in present:
-        kept = mean_at_5[labels == label]
+    # the start: sorted by mean_at_5 then prompt_hash, k slices, the first ones longer
+    order = sorted(range(len(rows)), key=lambda i: (values[i, 0], rows[i]["prompt_hash"]))
+    labels = np.empty(len(rows), dtype=int)
+    for cluster, part in enumerate(np.array_split(np.array(order), k)):
+        labels[part] = cluster
+    for _ in range(steps):
+        centroids = np.array(
+            [
+                points[labels == c].mean(axis=0) if (labels == c).any() else [np.nan] * 3
+                for c in range(k)
+            ]
+        )
+        distances = np.round(((points[:, None, :] - centroids[None]) ** 2).sum(axis=2), 9)
+        moved = np.where(np.isnan(distances), np.inf, distances).argmin(axis=1)  # first minimum
+        if np.array_equal(moved, labels):
+            break
+        labels = moved
+    mean_at_5 = np.where(np.isfinite(raw[:, 0]), raw[:, 0], np.nan)
+    means = {}
+    for c in np.unique(labels):
+        kept = mean_at_5[labels == c]
         kept = kept[~np.isnan(kept)]
-        means.append(math.fsum(kept) / len(kept) if len(kept) else math.nan)
-    order = np.argsort(np.array(means), kind="stable")
-    slots = np.round(np.linspace(0, 3, len(present))).astype(int)
-    names = ["hard", "medium-hard", "medium-easy", "easy"]
-    naming = {int(present[i]): names[slot] for i, slot in zip(order, slots, strict=True)}
-    centre = {int(label): mean for label, mean in zip(present, means, strict=True)}
-    return [(naming[int(label)], centre[int(label)]) for label in labels]
+        means[int(c)] = float(f"{kept.mean():.12g}") if len(kept) else None
+    ranked = sorted(means, key=lambda c: (means[c] is None, means[c] or 0.0, c))
+    last = max(len(ranked) - 1, 1)
+    name = {c: NAMES[int(np.floor(r * 3 / last + 0.5))] for r, c in enumerate(ranked)}
+    if len(ranked) == 1:
+        name = {ranked[0]: "hard"}
+    return [(name[int(c)], means[int(c)]) for c in labels]
 
 
-def test_difficulty_clusters_are_numpys_kmeans_on_a_real_shaped_run(tmp_path: Path) -> None:
-    """int_difficulty_clusters (SQL on both engines) gives, prompt for prompt and bit for
-    bit, the buckets and cluster means of numpy's seeded k-means, on a run of 400 prompts
-    per iteration: the sums' order, the k-means++ draws and the stopping rule all count."""
+def _random_run(folder: Path, prompts: int, seed: int) -> None:
+    """Two iterations of `prompts` prompts, 8 rollouts each, with scores drawn
+    uniformly (so continuous mean_at_5 and std_score) and random strict flags."""
+    rng = np.random.default_rng(seed)
+    folder.mkdir()
+    for iteration in range(2):
+        rows = []
+        for p in range(prompts):
+            centre = rng.uniform()
+            for sample in range(8):
+                score = float(np.clip(centre + rng.normal(0, 0.2), 0, 1))
+                rows.append(
+                    {
+                        "input": f"prompt {p}",
+                        "output": f"answer {iteration}-{p}-{sample}",
+                        "score": score,
+                        "prompt_strict_acc": float(rng.uniform() < score),
+                    }
+                )
+        (folder / f"{iteration}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+@pytest.mark.parametrize("lake", ["demo", "random"])
+def test_difficulty_clusters_are_numpys_lloyd(tmp_path: Path, lake: str) -> None:
+    """int_difficulty_clusters gives, prompt for prompt, the buckets of Lloyd's
+    algorithm written in numpy above (same start, tie rule and cap, the project's
+    vars): on the
+    demo's run (400 prompts an iteration, discrete scores: many ties) and on a run of
+    300 prompts with continuous scores."""
     from obs.demo.rollouts import DemoSpec, write_demo_run
 
     dumps = tmp_path / "dumps"
-    write_demo_run(dumps, DemoSpec(prompts=400, iterations=3, samples_per_prompt=4, seed=11))
-    lake, warehouse = tmp_path / "lake", tmp_path / "obs.duckdb"
-    base = ["--lake", lake, "--warehouse", warehouse]
+    if lake == "demo":
+        write_demo_run(dumps, DemoSpec(prompts=400, iterations=3, samples_per_prompt=4, seed=11))
+    else:
+        _random_run(dumps, 300, seed=8)
+    base = ["--lake", tmp_path / "lake", "--warehouse", tmp_path / "obs.duckdb"]
     run_cli([*base, "ingest", "rollouts", dumps, "--run", "k", "-q"])
-    run_cli([*base, "build", "-q", "--vars", "{kmeans_seed: 3}"])
+    run_cli([*base, "build", "-q"])
+    config = yaml.safe_load((project_dir() / "dbt_project.yml").read_text())["vars"]
     prompts = _query(
-        warehouse,
+        tmp_path / "obs.duckdb",
         "select iteration, prompt_hash, mean_at_5, success_rate, std_score "
         "from int_prompt_iteration order by iteration, prompt_hash",
     )
     built = {
         (r["iteration"], r["prompt_hash"]): (r["bucket"], r["cluster_mean_at_5"])
-        for r in _query(warehouse, "select * from int_difficulty_clusters")
+        for r in _query(tmp_path / "obs.duckdb", "select * from int_difficulty_clusters")
     }
-    assert len(built) == len(prompts) == 1200
-    for iteration in (0, 1, 2):
+    assert len(built) == len(prompts) == (1200 if lake == "demo" else 600)
+    for iteration in sorted({r["iteration"] for r in prompts}):
         rows = [r for r in prompts if r["iteration"] == iteration]
-        features = np.array(
-            [
-                [
-                    np.nan if r[f] is None else r[f]
-                    for f in ("mean_at_5", "success_rate", "std_score")
-                ]
-                for r in rows
-            ],
-            dtype=float,
-        )
-        expected = _numpy_buckets(features, features[:, 0].copy(), 4, 3)
+        expected = _numpy_kmeans(rows, config["kmeans_clusters"], config["kmeans_iterations"])
         got = [built[(iteration, r["prompt_hash"])] for r in rows]
         assert [g[0] for g in got] == [e[0] for e in expected]
-        assert {g[0] for g in got} == {"hard", "medium-hard", "medium-easy", "easy"}
+        assert {g[0] for g in got} == set(NAMES)
         for (_, mean_got), (_, mean_expected) in zip(got, expected, strict=True):
-            assert mean_got == mean_expected or (math.isnan(mean_got) and math.isnan(mean_expected))
+            assert mean_got == pytest.approx(mean_expected, rel=1e-11)
 
 
 def test_rejects_view_reads_the_lake_wherever_obs_lake_puts_it(
