@@ -249,6 +249,25 @@ def test_reward_alerts_exit_1_on_the_hacked_run(built: Built) -> None:
     assert "hacking" in result.output.lower()
 
 
+def test_reward_audit_recomputes_the_total_with_the_fitted_weights(built: Built) -> None:
+    """The trainer logs the weighted total; the rollouts' score is the plain sum of the
+    functions. With the weights fitted, the audit recomputes the logged total from the
+    samples' functions as weighted and agrees at every step (before, with weights read
+    only from a config, it compared the plain sum and raised a critical
+    logged_metric_disagrees on a healthy run)."""
+    audit = built.rows(
+        "select convention, verdict, count(*) as steps from fct_metric_audit "
+        "where run_id = 'hacked' and canonical_metric = 'reward_mean' group by all"
+    )
+    assert audit == [
+        {"convention": "weighted by reward_weights", "verdict": "agrees", "steps": len(STEPS)}
+    ], audit
+    findings = built.rows(
+        "select pattern from int_run_findings where run_id = 'hacked' and pattern is not null"
+    )
+    assert "logged_metric_disagrees" not in {f["pattern"] for f in findings}
+
+
 def test_reward_weights_given_at_ingest(built: Built) -> None:
     weights = weights_of(built, "given")
     assert {f: (r["weight"], r["found_by"]) for f, r in weights.items()} == {

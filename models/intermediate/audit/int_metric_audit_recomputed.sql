@@ -57,6 +57,15 @@ samples as (
     from rollouts
 ),
 
+known_weights as (
+    select
+        run_id,
+        reward_function,
+        weight
+    from {{ ref('int_reward_weights') }}
+    where found_by != 'unknown'
+),
+
 function_values as (
     select
         sample_number,
@@ -70,24 +79,34 @@ function_weights as (
         function_values.sample_number,
         function_values.function_name,
         function_values.reward_value,
-        case {{ json_kind('run_settings.reward_weights') }}
-            when 'ARRAY'
-                then try_cast(
-                    {{ json_at(
-                        'run_settings.reward_weights',
-                        index='function_values.function_position - 1'
-                    ) }} as double
-                )
-            when 'OBJECT'
-                then try_cast(
-                    {{ json_at(
-                        'run_settings.reward_weights', name='function_values.function_name'
-                    ) }} as double
-                )
-        end as weight
+        {#- the config's reward_weights, else the weights obs judges R with
+            (from the source, a fit of the logged total, or a var; not the
+            plain sum it falls back to when they are unknown) #}
+        coalesce(
+            case {{ json_kind('run_settings.reward_weights') }}
+                when 'ARRAY'
+                    then try_cast(
+                        {{ json_at(
+                            'run_settings.reward_weights',
+                            index='function_values.function_position - 1'
+                        ) }} as double
+                    )
+                when 'OBJECT'
+                    then try_cast(
+                        {{ json_at(
+                            'run_settings.reward_weights', name='function_values.function_name'
+                        ) }} as double
+                    )
+            end,
+            known_weights.weight
+        ) as weight
     from function_values
     inner join samples on function_values.sample_number = samples.sample_number
     left join run_settings on samples.run_id = run_settings.run_id
+    left join known_weights
+        on
+            samples.run_id = known_weights.run_id
+            and function_values.function_name = known_weights.reward_function
 ),
 
 weighted_totals as (
