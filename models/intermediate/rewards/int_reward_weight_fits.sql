@@ -331,11 +331,12 @@ final as (
         coalesce(fit_sizes.points, 0) as points,
         {#- to 12 decimals: the solve's last bits depend on the order the
             engine added in, and a residual of 1e-16 is rounding alone -#}
-        {#- decides a weight of exactly 0 (logged only): rounded when that fits -#}
+        {#- decides a weight of exactly 0 (logged only): rounded when that fits;
+            + 0.0 turns a rounded -0.0 (a weight of -2e-7) into 0 -#}
         case
             when fit_quality.rounded_relative_residual <= {{ var('reward_weight_fit_tolerance') }}
-                then round(weights.weight, 3)
-            else round(weights.weight, 12)
+                then round(weights.weight, 3) + 0.0
+            else round(weights.weight, 12) + 0.0
         end as fitted_weight,
         round(fit_quality.relative_residual, 12) as relative_residual
 
