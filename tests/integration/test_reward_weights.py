@@ -268,6 +268,19 @@ def test_reward_audit_recomputes_the_total_with_the_fitted_weights(built: Built)
     assert "logged_metric_disagrees" not in {f["pattern"] for f in findings}
 
 
+def test_reward_quality_calls_no_logged_only_function_redundant(built: Built) -> None:
+    """check_answer (weight 0) follows the trained functions on the hacked run's early
+    steps: that is a held-out check agreeing, not a redundant reward."""
+    pairs = built.rows(
+        "select function_a, function_b, is_redundant from fct_reward_correlations "
+        "where run_id = 'hacked'"
+    )
+    assert pairs  # the pairs exist, so the quality rows could name them
+    quality = built.rows("select * from fct_reward_quality where run_id = 'hacked'")
+    said = " ".join(str(value) for row in quality for value in row.values())
+    assert "check_answer" not in said, said
+
+
 def test_reward_weights_given_at_ingest(built: Built) -> None:
     weights = weights_of(built, "given")
     assert {f: (r["weight"], r["found_by"]) for f, r in weights.items()} == {

@@ -14,7 +14,7 @@
    quality_score = 100 x (0.25 consistency + 0.35 discriminability + 0.25
    stability + 0.15 coverage), null when coverage is. issues, warnings and
    recommendations follow the reward_quality_rules seed, in its order, then
-   one warning per redundant pair of functions. The functions judged are
+   one warning per redundant pair of optimised functions. The functions judged are
    those the trainer optimised: a logged-only function (weight 0,
    int_reward_weights) is left out. #}
 with
@@ -92,6 +92,12 @@ said_on_pairs as (
         on
             {{ reward_rule_holds('rules', 'abs(pairs.correlation)') }}
             and rules.component = 'correlation'
+    {#- both functions optimised: a logged-only check moving with a trained
+        function is a held-out check agreeing, not a redundant reward #}
+    inner join functions as judged_a
+        on pairs.run_id = judged_a.run_id and pairs.function_a = judged_a.reward_function
+    inner join functions as judged_b
+        on pairs.run_id = judged_b.run_id and pairs.function_b = judged_b.reward_function
 ),
 
 said as (
