@@ -272,7 +272,9 @@ def test_run_report_of_a_trl_run_lists_the_sections_without_data(
     """One chart (the training metrics), then one card naming each empty section."""
     for opened in _open(browser, trl_report):
         plots = opened.page.evaluate(DRAWN)
-        assert len(plots) == 1 and plots[0]["drawn"] and plots[0]["traces"] == 6, plots
+        assert len(plots) == 1 and plots[0]["drawn"] and plots[0]["traces"] == 7, (
+            plots
+        )  # eval reward too
         cards = opened.page.evaluate(
             "() => Array.from(document.querySelectorAll('main > section'))"
             ".map(s => s.querySelector('h2') ? s.querySelector('h2').textContent : 'chart')"

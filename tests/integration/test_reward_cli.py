@@ -22,8 +22,13 @@ from typing import Any
 import duckdb
 import pytest
 from click.testing import Result
+from obs.reports.rewards import ALERT_COLUMNS, FINDING_ALERT_ROWS
 
 from tests.conftest import run_cli
+
+# What obs alerts reads: fct_alerts and the run findings that are reward alerts too
+# (the held-out metric against the reward, GRPO's lost signal).
+ALERTS = f"(select {ALERT_COLUMNS} from fct_alerts union all {FINDING_ALERT_ROWS}) as alerts"
 
 pytestmark = pytest.mark.integration
 
@@ -216,7 +221,7 @@ def test_rewards_json_holds_every_section(built: Built) -> None:
     assert windows and {w["verdict"] for w in windows} <= {"high", "medium"}
     assert payload["hacking"]["spans"][0]["verdict"] == "high"
     assert len(payload["alerts"]) == len(
-        built.rows("select 1 from fct_alerts where run_id = 'hacked'")
+        built.rows(f"select 1 from {ALERTS} where run_id = 'hacked'")
     )
 
 
@@ -259,7 +264,7 @@ def test_rewards_unknown_run_and_run_without_rewards_are_one_line(built: Built) 
 def _selected(built: Built, run: str | None, level: str, since: int | None) -> list[tuple]:
     rank = ("info", "warning", "error", "critical").index(level) + 1
     found = built.rows(
-        "select run_id, rule_name, step, level from fct_alerts where level_rank >= ? "
+        f"select run_id, rule_name, step, level from {ALERTS} where level_rank >= ? "
         "and (? is null or run_id = ?) and (? is null or step >= ?)",
         [rank, run, run, since, since],
     )
@@ -305,7 +310,7 @@ def test_alerts_planted_in_the_hacked_run(built: Built) -> None:
 def test_alerts_exit_1_on_a_critical_alert_and_0_for_the_clean_run(built: Built) -> None:
     result = built.invoke(["alerts", "--run", "hacked", "--level", "critical"], exit_code=1)
     (alert,) = built.rows(
-        "select step, message from fct_alerts where run_id = 'hacked' and level = 'critical'"
+        f"select step, message from {ALERTS} where run_id = 'hacked' and level = 'critical'"
     )
     assert result.stdout.splitlines()[:2] == [
         "run hacked",
@@ -319,7 +324,7 @@ def test_alerts_exit_1_on_a_critical_alert_and_0_for_the_clean_run(built: Built)
 def test_alerts_table_lines_and_counts(built: Built) -> None:
     result = built.invoke(["alerts", "--run", "hacked"], exit_code=1)
     rows = built.rows(
-        "select step, level, message from fct_alerts where run_id = 'hacked' "
+        f"select step, level, message from {ALERTS} where run_id = 'hacked' "
         "order by step, level_rank desc, rule_name"
     )
     lines = result.stdout.splitlines()
@@ -385,7 +390,7 @@ def test_watch_prints_the_alerts_of_its_run_once(built: Built) -> None:
                            "--rounds", "2", "--every", "0.1"])  # fmt: skip
     assert result.stdout.strip() == str(built.warehouse)
     rows = built.rows(
-        "select step, level, message from fct_alerts where run_id = 'hacked' "
+        f"select step, level, message from {ALERTS} where run_id = 'hacked' "
         "order by step, level_rank desc, rule_name"
     )
     assert any(r["level"] == "critical" for r in rows)

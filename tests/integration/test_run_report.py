@@ -193,7 +193,16 @@ def test_a_trl_run_gets_one_card_for_the_sections_without_data(built: dict) -> N
     drawn = charts(built["trl-run"])
     assert list(drawn) == ["Training metrics"]
     panels = [t["name"] for t in drawn["Training metrics"]["data"]]
-    assert panels == ["loss", "kl", "reward mean", "reward std", "grad norm", "response length"]
+    # the held-out reward TRL logs first, then the training metrics
+    assert panels == [
+        "eval reward",
+        "loss",
+        "kl",
+        "reward mean",
+        "reward std",
+        "grad norm",
+        "response length",
+    ]
     assert "no data" not in page
     card = page[page.index('data-chart="Sections without data"') :]
     assert page.index('data-chart="Training metrics"') < page.index(card)  # after the charts
