@@ -95,10 +95,19 @@ class Reject:
     raw: str
     fixable_by: str | None = None  # an option that would let the row land
     whole_file: bool = False  # the option is for a file none of whose rows landed
+    table: str | None = None  # the table the row was meant for (default: the builder's)
 
 
 class Builder(Protocol):
-    """Turns records of one file into rows of one lake table (one builder per file)."""
+    """Turns records of one file into rows of one lake table (one builder per file).
+
+    A builder may also fill a *companion* table from the same records (the
+    per-token arrays of NeMo-RL's rollouts): it then has ``companion`` (that
+    table's ``TableSpec``) and ``take_companion()``, the companion rows of its
+    last ``build``. They carry the builder's numbering columns, are numbered
+    with its rows and land with them, in the same publish and manifest entry
+    (a companion's rejects name its table). Such a builder has no bulk path.
+    """
 
     @property
     def table(self) -> str: ...
@@ -139,6 +148,7 @@ class _Staged:
     entry: ManifestEntry | None = None
     data: Path | None = None
     rejects: Path | None = None
+    companion: Path | None = None
     indexed: tuple[int, int, str] | None = None  # unchanged: stat and status for the index
 
 
@@ -325,6 +335,8 @@ class _Work:
     range_min: Any = None
     range_max: Any = None
     groups: dict[tuple[Any, ...], int] = field(default_factory=dict)
+    companion: Path | None = None  # the companion table's part (see Builder)
+    companion_landed: int = 0
 
 
 def _records(job: _Job) -> Iterator[list[Record]]:
@@ -354,7 +366,7 @@ def _json_batches(
 def _write_rejects(path: Path, table: str, source: SourceFile, rejects: list[Reject]) -> None:
     rows = pa.Table.from_pydict(
         {
-            "table_name": [table] * len(rejects),
+            "table_name": [r.table or table for r in rejects],
             "source_file": [str(source.path.resolve())] * len(rejects),
             "source_line": [r.line for r in rejects],
             "reason": [r.reason for r in rejects],
@@ -414,7 +426,11 @@ def _batches(
     the rules across their batches); the numbers of the slices before are
     added here, so the file is numbered 0, 1, ... as if read in one piece.
     """
-    if job.source.reader != "jsonl" or getattr(builder, "fast", None) is None:
+    if (
+        job.source.reader != "jsonl"
+        or getattr(builder, "fast", None) is None
+        or getattr(builder, "companion", None) is not None
+    ):
         for batch in _records(job):
             table, bad = builder.build(job.source, batch)
             yield table, bad, False
@@ -503,10 +519,16 @@ def _read_file(job: _Job) -> _Work:
     groups: Counter[tuple[Any, ...]] = Counter()
     low = high = None
     bulk_only = True  # every row from the bulk path: one row a line
+    companion = getattr(builder, "companion", None)
+    side: _SideWriter | None = None
+    if companion is not None:
+        side = _SideWriter(job.staging / f"{companion.name}.{uuid.uuid4().hex[:12]}", companion)
     try:
         for table, bad, from_bulk in _batches(job, builder, numbering):
             bulk_only = bulk_only and from_bulk
             rejects.extend(bad)
+            if side is not None:
+                side.write(builder.take_companion())  # type: ignore[attr-defined]
             if not table.num_rows:
                 continue
             if writer is None:
@@ -523,6 +545,8 @@ def _read_file(job: _Job) -> _Work:
     finally:
         if writer is not None:
             writer.close()
+        if side is not None:
+            side.close()
     fixable = [r for r in rejects if r.fixable_by and not r.whole_file]
     if not fixable and not landed and rejects and all(r.fixable_by for r in rejects):
         fixable = rejects
@@ -563,7 +587,32 @@ def _read_file(job: _Job) -> _Work:
         low,
         high,
         dict(groups),
+        side.path if side is not None and side.rows else None,
+        side.rows if side is not None else 0,
     )
+
+
+class _SideWriter:
+    """A companion table's staged part (see Builder), written a batch at a time."""
+
+    def __init__(self, folder: Path, spec: Any) -> None:
+        self.path = folder / "part.parquet"
+        self.schema: pa.Schema = spec.schema
+        self.rows = 0
+        self._writer: pq.ParquetWriter | None = None
+
+    def write(self, table: pa.Table) -> None:
+        if not table.num_rows:
+            return
+        if self._writer is None:
+            self.path.parent.mkdir(parents=True)
+            self._writer = pq.ParquetWriter(self.path, self.schema, **WRITE_OPTIONS)
+        self._writer.write_table(table)
+        self.rows += table.num_rows
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
 
 
 # --------------------------------------------------------------------------- landing
@@ -697,6 +746,8 @@ class _Run:
                 staged.entry = None
         if staged.entry is not None:
             parts = [(self.factory.table, staged.data), (REJECTS, staged.rejects)]
+            if staged.companion is not None:
+                parts.append((_companion_name(staged.companion), staged.companion))
             self.landing.add(staged.entry, [(t, p) for t, p in parts if p is not None])
             entry = staged.entry
             self.to_index.append((source, (entry.size_bytes, entry.mtime_ns, entry.status)))
@@ -854,12 +905,18 @@ def _complete(
         result.note = "; ".join(n for n in (result.note, work.retry_note) if n)
         return
     if sequencer is not None:
-        sequencer.continue_numbers(work.groups, work.data, factory.schema)
+        sequencer.continue_numbers(work.groups, work.data, factory.schema, work.companion)
     result.rows_landed = work.landed
+    result.companion_rows = work.companion_landed
     entry.rows_landed = work.landed
     entry.rows_rejected = work.rejected
     entry.iteration_min = work.range_min
     entry.iteration_max = work.range_max
     # JSON lines: lines; a parquet table: rows.
     entry.lines_consumed = work.lines if work.lines else work.landed + work.rejected
-    staged.data, staged.rejects = work.data, work.rejects
+    staged.data, staged.rejects, staged.companion = work.data, work.rejects, work.companion
+
+
+def _companion_name(part: Path) -> str:
+    """The table of a staged companion part: its folder is ``<table>.<id>``."""
+    return part.parent.name.rsplit(".", 1)[0]

@@ -84,10 +84,15 @@ class Sequencer:
             self.counts[group] = self.counts.get(group, 0) + int(count)
 
     def continue_numbers(
-        self, groups: dict[tuple[Any, ...], int], data: Path | None, schema: pa.Schema
+        self,
+        groups: dict[tuple[Any, ...], int],
+        data: Path | None,
+        schema: pa.Schema,
+        companion: Path | None = None,
     ) -> None:
         """Shift a file's numbers (its rows per group, its staged part) past the run's;
-        rewrite its part only when needed."""
+        rewrite its part only when needed. ``companion``: a staged part of another
+        table whose rows carry the same numbers (landing.Builder), shifted alike."""
         offsets = {}
         for key in groups:
             if key[0] not in self.loaded:
@@ -99,6 +104,8 @@ class Sequencer:
             self.counts[key] = self.counts.get(key, 0) + count
         if offsets and data is not None:
             self._shift(data, offsets, schema)
+        if offsets and companion is not None:
+            self._shift(companion, offsets, pq.read_schema(companion))
 
     def _shift(self, part: Path, offsets: dict[tuple[Any, ...], int], schema: pa.Schema) -> None:
         groups, column = list(self.numbering.groups), self.numbering.column

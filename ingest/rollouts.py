@@ -56,6 +56,8 @@ from obs.ingest.landing import (
 from obs.ingest.numbering import Numbering
 from obs.ingest.readers import GzipLimit, Record, RowError, finite_json
 from obs.ingest.rollout_plan import default_run_id, plan_rollouts
+from obs.ingest.rollout_tokens import take_arrays, token_row
+from obs.ingest.rollout_tokens import to_table as tokens_table
 from obs.ingest.rollout_values import (
     as_double,
     as_flags,
@@ -71,8 +73,11 @@ from obs.ingest.schema import (
     AGENT_COUNTS,
     AGENT_ROLLOUT_FIELDS,
     ROLLOUT_TABLE,
+    ROLLOUT_TOKEN_TABLE,
+    ROLLOUT_TOKENS,
     ROLLOUTS,
     TURN_LISTS,
+    TableSpec,
 )
 
 # Numbers outside this range are rejected: their squares would overflow a
@@ -131,7 +136,7 @@ class RolloutFactory:
         return self.options.reward is None
 
     def __call__(self, source: SourceFile) -> RolloutBuilder:
-        return RolloutBuilder(self.options)
+        return RolloutBuilder(self.options, tokens=source.format == "nemo")
 
 
 class RolloutBuilder:
@@ -139,13 +144,21 @@ class RolloutBuilder:
 
     ``sample_idx`` counts from 0 within each (iteration, prompt) group of the
     file; the landing core continues it past what the run already holds.
+
+    ``tokens`` (NeMo-RL's files): a rollout's per-token arrays land in the
+    companion table ``rollout_tokens`` (``rollout_tokens.py``), keyed as the
+    rollout is, never in ``extra``. A line rejected as a rollout lands no
+    tokens; a rollout whose arrays cannot land lands without them, its arrays
+    rejected (table ``rollout_tokens``) with the reason.
     """
 
     table = ROLLOUTS
     numbering = NUMBERING
 
-    def __init__(self, options: RolloutOptions) -> None:
+    def __init__(self, options: RolloutOptions, *, tokens: bool = False) -> None:
         self.options = options
+        self.companion: TableSpec | None = ROLLOUT_TOKEN_TABLE if tokens else None
+        self._token_rows: list[dict[str, Any]] = []
         self._hashes: dict[str, str] = {}
         self._counts: dict[tuple[int, str], int] = {}
         self.tokenizer: Any = None
@@ -216,9 +229,12 @@ class RolloutBuilder:
             episodes = self._trace_rows(source, good, rejects)
             rejects.sort(key=lambda r: r.line)
             return _to_table(episodes), rejects
+        arrays: dict[int, dict[str, Any]] = {}
         if source.format == "nemo":
             for record in good:
                 record.value = unwrap_nemo(record.value)
+                if self.companion is not None:
+                    arrays[record.line] = take_arrays(record.value)
         if self.options.reward is not None:
             good = self._score(good, rejects)
         if self.tokenizer is not None:
@@ -233,8 +249,36 @@ class RolloutBuilder:
                 rejects.append(Reject(record.line, exc.reason, raw, exc.fixable_by, exc.whole_file))
                 continue
             rows.append(row)
+            if record.line in arrays:
+                self._add_tokens(row, arrays[record.line], record, rejects)
         rejects.sort(key=lambda r: r.line)
         return _to_table(rows), rejects
+
+    def _add_tokens(
+        self, row: tuple[Any, ...], arrays: dict[str, Any], record: Record, rejects: list[Reject]
+    ) -> None:
+        """The landed rollout ``row``'s tokens row, or the reject of its arrays."""
+        try:
+            tokens = token_row(arrays, record.value)
+        except RowError as exc:
+            raw = record.as_written()
+            rejects.append(Reject(record.line, exc.reason, raw, table=ROLLOUT_TOKENS))
+            return
+        if tokens is None:
+            return
+        tokens.update(
+            iteration=row[0],
+            prompt_hash=row[1],
+            sample_idx=row[2],
+            source_file=row[22],
+            source_line=row[23],
+        )
+        self._token_rows.append(tokens)
+
+    def take_companion(self) -> pa.Table:
+        """The ``rollout_tokens`` rows of the last ``build`` (landing.Builder)."""
+        rows, self._token_rows = self._token_rows, []
+        return tokens_table(rows)
 
     def _trace_rows(
         self, source: SourceFile, records: list[Record], rejects: list[Reject]

@@ -87,6 +87,38 @@ ROLLOUT_TABLE = TableSpec(
     ),
 )
 
+ROLLOUT_TOKENS = "rollout_tokens"
+
+# What the trainer trained on, per token: one row per rollout whose source logs
+# its token arrays (NeMo-RL's train_data_step{N}.jsonl), keyed as its rollout
+# is (iteration, prompt_hash, sample_idx), every array one element per token of
+# the sequence (prompt and response, the padding after it dropped).
+ROLLOUT_TOKEN_TABLE = TableSpec(
+    ROLLOUT_TOKENS,
+    (
+        Column("iteration", pa.int64(), "the rollout's iteration (its rollouts row's)"),
+        Column("prompt_hash", pa.string(), "the rollout's prompt hash (its rollouts row's)"),
+        Column("sample_idx", pa.int64(), "the rollout's sample_idx (its rollouts row's)"),
+        Column("token_ids", pa.list_(pa.int64()), "token ids of the sequence, prompt included"),
+        Column("loss_mask", pa.list_(pa.bool_()), "per token: trained on (a generated token)"),
+        Column(
+            "rollout_logprobs",
+            pa.list_(pa.float64()),
+            "per token: the rollout engine's logprob of the token (0 where it generated none)",
+        ),
+        Column(
+            "trainer_logprobs",
+            pa.list_(pa.float64()),
+            "per token: the trainer's logprob of the token before the update (0 at position 1)",
+        ),
+        Column("advantages", pa.list_(pa.float64()), "per token: the advantage trained with"),
+        Column("sample_loss_mask", pa.float64(), "the sample's loss weight (0: not trained on)"),
+        Column("sequence_tokens", pa.int64(), "tokens of the sequence before padding"),
+        Column("source_file", pa.string(), "absolute path of the source file"),
+        Column("source_line", pa.int64(), "1-based line in the source file"),
+    ),
+)
+
 REJECT_TABLE = TableSpec(
     REJECTS,
     (
@@ -286,6 +318,7 @@ RECORD_TABLES: dict[str, TableSpec] = {
 # layout is <table>/run_id=<run>/ingested_at=<t>/part.parquet for each of them.
 LAKE_TABLES: dict[str, TableSpec] = {
     ROLLOUTS: ROLLOUT_TABLE,
+    ROLLOUT_TOKENS: ROLLOUT_TOKEN_TABLE,
     REJECTS: REJECT_TABLE,
     METRICS: METRIC_TABLE,
     RUNS: RUN_TABLE,

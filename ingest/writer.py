@@ -97,6 +97,9 @@ class FileResult:
     samples_landed: int = 0
     record_rows: int = 0
     records_landed: Counter[str] = field(default_factory=Counter)  # blocks, per table
+    # rows of a companion table landed beside the rows (rollout_tokens: a rollout's
+    # per-token arrays), not counted in rows_landed
+    companion_rows: int = 0
 
     @property
     def skipped(self) -> bool:
@@ -114,6 +117,7 @@ class FileResult:
         self.samples_landed = 0
         self.record_rows = 0
         self.records_landed = Counter()
+        self.companion_rows = 0
 
 
 @dataclass
@@ -146,6 +150,11 @@ class IngestResult:
     @property
     def files_skipped(self) -> int:
         return sum(1 for f in self.files if f.skipped)
+
+    @property
+    def companion_rows(self) -> int:
+        """Rows of companion tables landed (rollout_tokens), beside ``rows_landed``."""
+        return sum(f.companion_rows for f in self.files)
 
     @property
     def samples_landed(self) -> int:
