@@ -172,6 +172,9 @@ def rollouts(
     A prime-rl run folder lands its rollouts/step_N/{train,eval}/all/traces.jsonl
     (one rollout per trace of the policy; eval into RUN:val). A rollout's
     trainer group (verl's uid, prime-rl's group.id) lands in `group_id`.
+    NeMo-RL's train_data_stepN.jsonl also lands each sample's token arrays
+    (ids, loss mask, rollout and trainer logprobs, advantages) in
+    `rollout_tokens`, one row per rollout.
 
     \b
     Example:
@@ -217,7 +220,8 @@ def rollouts(
         as_json=as_json,
         quiet=quiet,
         label=f"run {result.run_id}",
-        landed=_plural(result.rows_landed, "row"),
+        landed=_plural(result.rows_landed, "row")
+        + (f" and {_plural(result.companion_rows, 'token row')}" if result.companion_rows else ""),
         read_from=f"{_plural(len(result.files), 'file')} ({skipped})",
         unit="row",
     )
@@ -334,6 +338,7 @@ def _payload(result: IngestResult, settings: Settings) -> dict[str, object]:
         "points_landed": result.points_landed,
         "samples_landed": result.samples_landed,
         "records_landed": dict(result.records_landed),
+        "token_rows_landed": result.companion_rows,
         "rows_rejected": result.rows_rejected,
         "strict_failed": result.strict_failed,
         "reject_reasons": dict(_reasons(result)),

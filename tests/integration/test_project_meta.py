@@ -294,6 +294,7 @@ def _duckdb_type(kind: object) -> str:
 
 LAKE_TABLES = [
     "rollouts",
+    "rollout_tokens",
     "metrics",
     "runs",
     "reward_samples",
@@ -314,6 +315,7 @@ def test_meta_every_staging_view_declares_the_lake_schema(table: str) -> None:
 
     specs = {
         "rollouts": schema.ROLLOUT_TABLE,
+        "rollout_tokens": schema.ROLLOUT_TOKEN_TABLE,
         "metrics": schema.METRIC_TABLE,
         "runs": schema.RUN_TABLE,
         "reward_samples": schema.REWARD_SAMPLE_TABLE,

@@ -83,7 +83,7 @@ def nemo_run(tmp_path: Path) -> Path:
     _lines(
         logs / "train_data_step3.jsonl",
         [
-            nemo_line(0, [NEMO_PROMPT, "4<|im_end|>"], 1.0, input_lengths=23, token_ids=[1, 2]),
+            nemo_line(0, [NEMO_PROMPT, "4<|im_end|>"], 1.0, input_lengths=2, token_ids=[1, 2]),
             nemo_line(1, [NEMO_PROMPT, "The answer is ", "5"], 0.0, input_lengths=23),
         ],
     )
@@ -248,8 +248,15 @@ def test_nemo_train_lines_unwrap_into_rollouts(tmp_path: Path, lake: Path) -> No
     ]
     assert [r["sample_idx"] for r in rows] == [0, 1]
     extras = [json.loads(r["extra"]) for r in rows]
-    assert [(e["idx"], e["input_lengths"]) for e in extras] == [(0, 23), (1, 23)]
-    assert extras[0]["token_ids"] == [1, 2]
+    assert [(e["idx"], e["input_lengths"]) for e in extras] == [(0, 2), (1, 23)]
+    # token arrays land in rollout_tokens (tests/sources/test_nemo_rl_tokens.py), not in extra
+    assert "token_ids" not in extras[0]
+    [tokens] = lake_rows(lake, table="rollout_tokens")
+    assert (tokens["sample_idx"], tokens["token_ids"], tokens["trainer_logprobs"]) == (
+        0,
+        [1, 2],
+        None,
+    )
     assert not any("content" in e or "rewards" in e or "reward" in e for e in extras)
 
 

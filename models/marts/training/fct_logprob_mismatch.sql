@@ -32,10 +32,10 @@ rollouts_compared as (
         case when coalesce(sample_loss_mask, 1) != 0 then {{ list_where(
             list_map(
                 list_indexes('loss_mask'),
-                'position',
-                'case when ' ~ list_element('loss_mask', 'position')
-                ~ ' then ' ~ list_element('trainer_logprobs', 'position')
-                ~ ' - ' ~ list_element('rollout_logprobs', 'position')
+                'token_position',
+                'case when ' ~ list_element('loss_mask', 'token_position')
+                ~ ' then ' ~ list_element('trainer_logprobs', 'token_position')
+                ~ ' - ' ~ list_element('rollout_logprobs', 'token_position')
                 ~ ' end'
             ),
             'difference',
@@ -85,38 +85,54 @@ rollouts_summed as (
 
 aggregated as (
     select
+        run_id,
+        step,
+        count(*) as rollouts,
+        cast(sum(tokens) as bigint) as tokens,
+        sum(total_diff) as total_diff,
+        sum(total_abs_diff) as total_abs_diff,
+        max(max_abs_diff) as max_abs_diff,
+        sum(total_k3) as total_k3,
+        cast(sum(tokens_outside) as bigint) as tokens_outside,
+        sum(total_tis_weight) as total_tis_weight,
+        max(ingested_at) as ingested_through
+    from rollouts_summed
+    group by 1, 2
+),
+
+{# Means over the step's tokens; null when it compared none. #}
+averaged as (
+    select
         ---------- ids
         run_id,
         step,
 
         ---------- numerics
-        count(*) as rollouts,
-        sum(tokens) as tokens,
+        rollouts,
+        tokens,
         {{ exact_float(
-            'case when sum(tokens) > 0 then sum(total_diff) / sum(tokens) end'
+            'case when tokens > 0 then total_diff / tokens end'
         ) }} as mean_diff,
         {{ exact_float(
-            'case when sum(tokens) > 0 then sum(total_abs_diff) / sum(tokens) end'
+            'case when tokens > 0 then total_abs_diff / tokens end'
         ) }} as mean_abs_diff,
-        max(max_abs_diff) as max_abs_diff,
+        max_abs_diff,
         {{ exact_float(
-            'case when sum(tokens) > 0 then sum(total_k3) / sum(tokens) end'
+            'case when tokens > 0 then total_k3 / tokens end'
         ) }} as k3_kl,
-        sum(tokens_outside) as tokens_outside,
+        tokens_outside,
         case
-            when sum(tokens) > 0
-                then cast(sum(tokens_outside) as double) / sum(tokens)
+            when tokens > 0 then cast(tokens_outside as double) / tokens
         end as share_ratio_outside,
         {{ exact_float(
-            'case when sum(tokens) > 0 then sum(total_tis_weight) / sum(tokens) end'
+            'case when tokens > 0 then total_tis_weight / tokens end'
         ) }} as mean_tis_weight,
         {{ ratio_limit }} as ratio_limit,
 
         ---------- timestamps
-        max(ingested_at) as ingested_through
+        ingested_through
 
-    from rollouts_summed
-    group by 1, 2
+    from aggregated
 )
 
-select * from aggregated
+select * from averaged
