@@ -3,10 +3,12 @@
 ``land_first`` writes and lands: run a's iterations 0..2 and the first half
 of iteration 3's dump, its eval metric, a reward monitor's samples (run m,
 and run a's first steps), two seed-style tracker exports (w0, w1), and a
-multi-turn agent's run g (rollouts, eval logs, console log as g-log).
+multi-turn agent's run g (rollouts, eval logs, console log as g-log), and a
+NeMo-RL run n with token arrays (steps 1, 2 and four lines of step 3).
 ``land_more`` then lands the rest of iteration 3's dump (a grown file),
 iteration 4, a second run b sharing a's prompts, g's last step, more monitor
-steps for m, one more eval point for a, w1 grown and a new w2.
+steps for m, one more eval point for a, w1 grown and a new w2, and the rest of
+n (step 3 grown, its samples numbered on; step 4).
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from obs.demo.histories import write_seed_export
 from obs.demo.rollouts import DemoSpec, write_demo_run
 
 from tests.conftest import run_cli
+from tests.data.nemo_rl import write_nemo_run
+
+NEMO_LINES_FIRST = 4  # of step 3's six: its second prompt's group is split across ingests
 
 
 @dataclass
@@ -26,6 +31,7 @@ class GrowingRun:
     tmp_path: Path
     base: list
     lines: list[bytes]
+    nemo_lines: list[bytes]
 
 
 def _track(monitor: Path, steps: range) -> None:
@@ -74,7 +80,13 @@ def land_first(tmp_path: Path, base: list) -> GrowingRun:
     run_cli([*base, "ingest", "rollouts", agent / "rollouts", "--run", "g", "-q"])
     run_cli([*base, "ingest", "eval-logs", agent / "eval_logs", "--run", "g", "-q"])
     run_cli([*base, "ingest", "trainer-log", agent / "train.log", "--run", "g-log", "-q"])
-    return GrowingRun(tmp_path, base, lines)
+    # A NeMo-RL run n, its token arrays and a planted mismatch at step 3.
+    nemo = write_nemo_run(tmp_path / "nemo" / "exp_001", steps=4, mismatch_steps=(3,))
+    nemo.files[4].rename(held / "train_data_step4.jsonl")
+    nemo_lines = nemo.files[3].read_bytes().splitlines(keepends=True)
+    nemo.files[3].write_bytes(b"".join(nemo_lines[:NEMO_LINES_FIRST]))
+    run_cli([*base, "ingest", "rollouts", nemo.log_dir, "--run", "n", "-q"])
+    return GrowingRun(tmp_path, base, lines, nemo_lines)
 
 
 def land_more(grown_run: GrowingRun) -> None:
@@ -99,3 +111,9 @@ def land_more(grown_run: GrowingRun) -> None:
     write_seed_export(exports / "w1.json", run_id="w1", steps=90, patterns=["kl_runaway"])
     write_seed_export(exports / "w2.json", run_id="w2", steps=40, seed=1)
     run_cli([*base, "ingest", "metrics", exports, "-q"])
+    # n: step 3's file grows, step 4 is written.
+    nemo = tmp_path / "nemo" / "exp_001"
+    with (nemo / "train_data_step3.jsonl").open("ab") as grown:
+        grown.write(b"".join(grown_run.nemo_lines[NEMO_LINES_FIRST:]))
+    (held / "train_data_step4.jsonl").rename(nemo / "train_data_step4.jsonl")
+    run_cli([*base, "ingest", "rollouts", nemo, "--run", "n", "-q"])

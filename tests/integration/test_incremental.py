@@ -206,7 +206,10 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
     # Every model holds rows (an empty table would compare equal trivially).
     assert [t for t, (rows, _, _) in differences.items() if rows == 0] == []
     rollouts = _positions(full, "select sum(n), count(distinct run_id) from fct_score_distribution")
-    assert rollouts == [(12 * 5 * 4 + 9 * 3 * 4 + 4 * 3 * 3, 3)]  # runs a, b and the agent's g
+    # runs a, b, the agent's g and NeMo-RL's n
+    assert rollouts == [(12 * 5 * 4 + 9 * 3 * 4 + 4 * 3 * 3 + 4 * 6, 4)]
+    mismatch = _positions(full, "select step, rollouts from fct_logprob_mismatch order by 1")
+    assert mismatch == [(1, 6), (2, 6), (3, 6), (4, 6)]  # step 3 grew: counted whole
     # Run m's eight monitored steps, three samples each; run a's steps are its rollouts'.
     samples = _positions(
         full,
