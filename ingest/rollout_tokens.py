@@ -64,11 +64,13 @@ def _array(name: str, value: object) -> np.ndarray:
         array = np.array(value, dtype=object)
     kinds = "iufb" if name == "token_loss_mask" else "iuf"
     if array.ndim != 1 or (array.size and array.dtype.kind not in kinds):
-        bad = next(
-            (v for v in value if isinstance(v, bool) or not isinstance(v, int | float)), None
-        )
-        shown = kind_of(bad) if bad is not None or array.ndim == 1 else "a nested list"
-        raise RowError(f"field {name!r} must be a list of numbers (one per token), holds {shown}")
+        odd = [v for v in value if isinstance(v, bool) or not isinstance(v, int | float)]
+        if odd:
+            what = "a nested list" if isinstance(odd[0], list) else kind_of(odd[0])
+            raise RowError(
+                f"field {name!r} must be a list of numbers (one per token), holds {what}"
+            )
+        raise RowError(f"field {name!r} holds a number out of range for a 64-bit integer")
     if array.dtype.kind == "f" and array.size:
         finite = np.isfinite(array)
         if not finite.all():
