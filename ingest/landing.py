@@ -337,6 +337,7 @@ class _Work:
     groups: dict[tuple[Any, ...], int] = field(default_factory=dict)
     companion: Path | None = None  # the companion table's part (see Builder)
     companion_landed: int = 0
+    note: str = ""  # news for the file's result (companion rows rejected)
 
 
 def _records(job: _Job) -> Iterator[list[Record]]:
@@ -589,6 +590,19 @@ def _read_file(job: _Job) -> _Work:
         dict(groups),
         side.path if side is not None and side.rows else None,
         side.rows if side is not None else 0,
+        _companion_note(builder.table, rejects),
+    )
+
+
+def _companion_note(table: str, rejects: list[Reject]) -> str:
+    """One line for a file some of whose rows landed without their companion row."""
+    apart = [r for r in rejects if r.table is not None and r.table != table]
+    if not apart:
+        return ""
+    lines = ", ".join(str(r.line) for r in apart[:5]) + (", ..." if len(apart) > 5 else "")
+    return (
+        f"{len(apart):,} of its rows landed without a {apart[0].table} row (line {lines}; "
+        f"first reason: {apart[0].reason})"
     )
 
 
@@ -908,6 +922,8 @@ def _complete(
         sequencer.continue_numbers(work.groups, work.data, factory.schema, work.companion)
     result.rows_landed = work.landed
     result.companion_rows = work.companion_landed
+    if work.note:
+        result.note = "; ".join(n for n in (result.note, work.note) if n)
     entry.rows_landed = work.landed
     entry.rows_rejected = work.rejected
     entry.iteration_min = work.range_min

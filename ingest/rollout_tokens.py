@@ -97,8 +97,8 @@ def token_row(arrays: dict[str, Any], row: dict[str, Any]) -> dict[str, Any] | N
         shown = ", ".join(f"{name} {count}" for name, count in lengths.items())
         raise RowError(
             f"token arrays of unequal lengths: {shown} (one value per token in each); "
-            "the rollout landed without them: fix the line and ingest the file under a "
-            "new --run to land them"
+            "the rollout landed without them (fix the line and ingest the file under a "
+            "new --run to land them)"
         )
     width = next(iter(lengths.values()))
     length = as_int("input_lengths", row.get("input_lengths"))

@@ -53,6 +53,11 @@ def test_unequal_token_arrays_are_rejected_and_the_rollout_lands(tmp_path: Path)
     result = run_cli(["--lake", str(lake), "ingest", "rollouts", str(path.parent)])
     assert "2 rejected" in result.output
     assert "rejected 2: token arrays of unequal lengths" in result.output
+    # one line naming the file, the lines and the fix
+    [warning] = [x for x in result.output.splitlines() if x.startswith("warning:")]
+    assert warning.startswith(f"warning: {path}: 2 of its rows landed without a rollout_tokens row")
+    assert "(line 2, 5; first reason: token arrays of unequal lengths" in warning
+    assert "ingest the file under a new --run" in warning
     assert_lake_sound(lake, written)  # every rollout landed
     _tokens_match_rollouts(lake, written - 2)
     rejects = lake_query(
