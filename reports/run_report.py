@@ -22,6 +22,7 @@ from obs.reports.figures.base import whole_ticks
 from obs.reports.page import embed, environment, plotly_script
 from obs.reports.runs import FINDINGS, Analysis, Section
 from obs.reports.runs_format import number
+from obs.reports.sql import query_rows
 from obs.reports.warehouse import open_runs, rows, table_names
 
 SEVERITY_COLOURS = {"critical": "rgba(214, 40, 40, 0.16)", "warning": "rgba(245, 159, 0, 0.16)"}
@@ -192,20 +193,7 @@ def finding_metrics(finding: dict[str, Any]) -> set[str]:
 
 def _with_signals(con: Any, run_id: str, findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The findings, each with the `signals` list fct_run_findings holds for it."""
-    columns = {
-        r[0]
-        for r in con.execute(
-            "select column_name from information_schema.columns where table_name = ?",
-            ["fct_run_findings"],
-        ).fetchall()
-    }
-    if "signals" not in columns:
-        return findings
-    found = rows(
-        con,
-        "select pattern, first_step, last_step, signals from fct_run_findings where run_id = ?",
-        [run_id],
-    )
+    found = query_rows(con, "findings", run=run_id, severity_rank=2)
     signals = {(r["pattern"], r["first_step"], r["last_step"]): r["signals"] for r in found}
     return [
         {**f, "signals": list(signals.get((f["pattern"], f["first_step"], f["last_step"])) or [])}

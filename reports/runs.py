@@ -17,6 +17,7 @@ from typing import Any
 import duckdb
 from obs.reports.compare import TRAINING, compare_runs
 from obs.reports.resolve import WITH_HISTORY, holdings, missing_note, resolve_run
+from obs.reports.sql import query_rows
 from obs.reports.warehouse import (
     finite_values,
     one_row,
@@ -560,28 +561,33 @@ def _findings_section(con: duckdb.DuckDBPyConnection, run_id: str, present: set[
 # --------------------------------------------------------------------------- findings
 
 
+# What a finding shows in `obs findings` and `obs analyze` (findings.sql reads more).
+FINDING_KEYS = (
+    "run_id",
+    "pattern",
+    "severity",
+    "first_step",
+    "last_step",
+    "evidence",
+    "hypotheses",
+    "summary",
+)
+
+
 def load_findings_from(
     con: duckdb.DuckDBPyConnection, run_id: str | None, severity: str | None
 ) -> list[dict[str, Any]]:
-    where, params = ["true"], []
-    if run_id is not None:
-        where.append("run_id = ?")
-        params.append(run_id)
-    if severity is not None:
-        wanted = SEVERITIES[SEVERITIES.index(severity) :]
-        where.append(f"severity in ({', '.join('?' for _ in wanted)})")
-        params += list(wanted)
-    found = rows(
-        con,
-        "select run_id, pattern, severity, first_step, last_step, evidence, hypotheses, summary "
-        f"from fct_run_findings where {' and '.join(where)} order by run_id, "
-        "case severity when 'critical' then 0 when 'warning' then 1 else 2 end, first_step",
-        params,
-    )
-    for row in found:
-        row["evidence"] = _json(row["evidence"])
-        row["hypotheses"] = list(row["hypotheses"] or [])
-    return found
+    """The findings of the run (every run's when None) at or above ``severity``."""
+    rank = SEVERITIES[::-1].index(severity) if severity is not None else len(SEVERITIES) - 1
+    found = query_rows(con, "findings", run=run_id, severity_rank=rank)
+    return [
+        {
+            **{key: row[key] for key in FINDING_KEYS},
+            "evidence": _json(row["evidence"]),
+            "hypotheses": list(row["hypotheses"] or []),
+        }
+        for row in found
+    ]
 
 
 def load_findings(
