@@ -69,7 +69,18 @@ RUN_REPORT = Consumer(
     description="`obs report` and the served report page: one run's sections (the"
     " answers of `obs analyze`) drawn as charts, its findings shaded on the panels of the"
     " metrics their signals concern, with the build's thresholds.",
-    queries=("findings", "run_settings"),
+    queries=(
+        "findings",
+        "run_settings",
+        "report_canonical_series",
+        "report_held_out",
+        "report_throughput",
+        "report_extraction",
+        "report_reliability",
+        "report_league",
+        "report_logs_compute",
+        "report_power_law_points",
+    ),
 )
 SERVED_PAGES = Consumer(
     exposure="served_pages",
@@ -93,10 +104,38 @@ RUN_ANSWERS = Consumer(
     exposure="run_answers",
     label="Run answers",
     type="analysis",
-    description="`obs runs`, `obs analyze`, `obs findings` and `obs summary`: a run's"
-    " history, findings, prompts and settings as text or JSON, and `obs follow`'s"
-    " iterations landed.",
+    description="`obs runs`, `obs analyze`, `obs findings`, `obs summary`, `obs audit`"
+    " and `obs export run`: a run's history, findings, prompts and settings as text or"
+    " JSON, its logged metrics against its rollouts, and `obs follow`'s iterations"
+    " landed; which runs hold which data (reports/resolve.py).",
     queries=(
+        "table_names",
+        "run_ids_fct_iteration_summary",
+        "run_ids_dim_runs",
+        "run_ids_fct_reward_steps",
+        "run_ids_fct_eval_steps",
+        "run_ids_fct_group_summary",
+        "run_ids_fct_turn_advantages",
+        "runs_named",
+        "known_runs",
+        "known_metrics",
+        "runs_list",
+        "run_info",
+        "run_held_out",
+        "run_metric_summaries",
+        "run_rollout_span",
+        "run_rollout_reward",
+        "run_throughput",
+        "run_extraction",
+        "run_reliability",
+        "run_league",
+        "run_cache",
+        "run_power_law",
+        "run_evaluations",
+        "run_closest",
+        "run_history",
+        "audit_metrics",
+        "audit_sides",
         "findings",
         "summary_counts",
         "summary_scale",

@@ -365,7 +365,7 @@ def _importance_head(analysis: RewardAnalysis) -> str:
     if analysis.functions_total > len(analysis.functions):
         return (
             f"Function importance (the first {len(analysis.functions)} of "
-            f'{analysis.functions_total} by rank; every one: obs sql "select * from '
+            f'{analysis.functions_total} by rank; every one: obs sql "from '
             f"fct_reward_function_importance where run_id = '{analysis.run_id}' order by rank\"):"
         )
     return "Function importance:"
