@@ -111,9 +111,9 @@ typecheck: dev
 	cd $(TYPECHECK) && $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml \
 		-p obs.ingest -p obs.reports -p obs.cli -p obs.monitor -p obs.runner -p obs.demo -p obs.core -p obs.live -p obs.serve
 
-# The dashboards' dbt exposures (the end of models/reports/_reports__models.yml),
-# written from the chart registry (reports/charts.py); tests/unit/test_exposures.py
-# fails while they are out of date.
+# The dbt exposures of every consumer of the warehouse (models/reports/_reports__exposures.yml),
+# written from the chart registry (reports/charts.py) and reports/exposures.py, each on what
+# its queries read; tests/unit/test_exposures.py fails while they are out of date.
 exposures: install
 	$(BIN)/python -m obs.reports.exposures --write
 
