@@ -116,6 +116,7 @@ RUN_ANSWERS = Consumer(
         "run_ids_fct_eval_steps",
         "run_ids_fct_group_summary",
         "run_ids_fct_turn_advantages",
+        "run_ids_fct_turn_summary",
         "runs_named",
         "known_runs",
         "known_metrics",

@@ -145,3 +145,14 @@ def test_queries_relations_read_skip_comments() -> None:
     assert "fct_run_findings" in query_text("finding_alerts")
     assert relations_read("prompt_rollouts") == {"stg_rollouts"}
     assert relations_read("findings") == {"fct_run_findings"}
+
+
+def test_queries_every_mart_a_run_kind_reads_has_its_query() -> None:
+    """The resolver reads a mart's runs through ``run_ids_<mart>`` (a name it builds)."""
+    from obs.reports import resolve
+    from obs.reports.agent_dashboard import AGENT_MARTS
+
+    kinds = [v for v in vars(resolve).values() if isinstance(v, resolve.RunKind)]
+    marts = {mart for kind in kinds for mart in kind.marts} | set(AGENT_MARTS)
+    missing = [m for m in sorted(marts) if not (QUERIES / f"run_ids_{m}.sql").is_file()]
+    assert not missing
