@@ -112,7 +112,17 @@ def alerts_from(
     found = query_rows(con, "alerts", **params)
     if "fct_run_findings" in table_names(con):
         found += query_rows(con, "finding_alerts", **params)
-    return sorted(found, key=lambda a: (a["run_id"], a["step"], -a["level_rank"], a["rule_name"]))
+    # as alerts.sql orders its rows (a step-less row last in its run)
+    return sorted(
+        found,
+        key=lambda a: (
+            a["run_id"],
+            a["step"] is None,
+            a["step"] or 0,
+            -a["level_rank"],
+            a["rule_name"],
+        ),
+    )
 
 
 def load_alerts(

@@ -137,7 +137,7 @@ def alerts(con: Any, run_id: str | None = None) -> list[dict[str, Any]]:
     """The reward alerts of the run (of every run when None): the most severe first,
     then run by run, the latest first."""
     found = query_rows(con, "alerts", run=run_id, level_rank=1, since_step=None)
-    by_run = sorted(found, key=lambda a: (a["run_id"], -a["step"]))
+    by_run = sorted(found, key=lambda a: (a["run_id"], -(a["step"] or 0)))
     return sorted(by_run, key=lambda a: -a["level_rank"])
 
 
