@@ -90,9 +90,10 @@ test-fast: dev
 # sqlfluff (.sqlfluff): its dbt templater compiles each model against a throwaway warehouse
 # and lake (some macros query them), so nothing lands in lake/, warehouse/ or target/.
 # The macros are linted inside the models dbt compiles them into (the dbt templater
-# skips a file that holds only macros, so macros/ is not listed). The dashboards' queries
-# (reports/queries) are plain DuckDB SQL with $name parameters, not models: the same rules
-# through the placeholder templater (reports/queries/.sqlfluff, and why it needs --config).
+# skips a file that holds only macros, so macros/ is not listed). The queries of
+# reports/queries (every query a dashboard, served page, console answer or export runs)
+# are plain DuckDB SQL with $name parameters, not models: the same rules through the
+# placeholder templater (reports/queries/.sqlfluff, and why it needs --config).
 lint: dev
 	$(BIN)/ruff check ingest reports cli tests bench monitor runner demo core live serve
 	$(BIN)/ruff format --check ingest reports cli tests bench monitor runner demo core live serve
@@ -101,7 +102,6 @@ lint: dev
 		DBT_TARGET_PATH=$$tmp/target DBT_LOG_PATH=$$tmp/logs \
 		$(BIN)/sqlfluff lint models --processes 2
 	$(BIN)/sqlfluff lint reports/queries --config reports/queries/.sqlfluff
-	$(BIN)/sqlfluff lint serve/queries --config serve/queries/.sqlfluff
 
 # mypy on the import names (obs.ingest, ...): a folder of links maps them onto the checkout.
 TYPECHECK := $(VENV)/typecheck
@@ -111,9 +111,9 @@ typecheck: dev
 	cd $(TYPECHECK) && $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml \
 		-p obs.ingest -p obs.reports -p obs.cli -p obs.monitor -p obs.runner -p obs.demo -p obs.core -p obs.live -p obs.serve
 
-# The dashboards' dbt exposures (the end of models/reports/_reports__models.yml),
-# written from the chart registry (reports/charts.py); tests/unit/test_exposures.py
-# fails while they are out of date.
+# The dbt exposures of every consumer of the warehouse (models/reports/_reports__exposures.yml),
+# written from the chart registry (reports/charts.py) and reports/exposures.py, each on what
+# its queries read; tests/unit/test_exposures.py fails while they are out of date.
 exposures: install
 	$(BIN)/python -m obs.reports.exposures --write
 

@@ -34,7 +34,8 @@ from obs.reports.resolve import (
     resolve_run,
 )
 from obs.reports.runs_format import to_json
-from obs.reports.warehouse import connect, require_tables, rows
+from obs.reports.sql import query_rows
+from obs.reports.warehouse import connect, require_tables
 
 ADVANTAGES, GROUPS, EVALS = "fct_turn_advantages", "fct_group_summary", "fct_eval_steps"
 # The trainer's table rules: 80 box-drawing characters (U+2500), wider for a wider header.
@@ -159,36 +160,21 @@ def load_advantages(
     con = _open(warehouse, ADVANTAGES)
     try:
         run_id = _resolve(con, warehouse, run, ADVANTAGES)
-        iterations = [
-            r[0]
-            for r in con.execute(
-                f"select distinct iteration from {ADVANTAGES} where run_id = ? order by 1",
-                [run_id],
-            ).fetchall()
-        ]
+        iterations = [r["iteration"] for r in query_rows(con, "advantages_iterations", run=run_id)]
         if iteration not in iterations:
             raise ReportError(
                 f"{warehouse}: run {run_id} has no turn advantages at iteration {iteration} "
                 f"(it has {listed(iterations)}); pick one of those"
             )
-        found_ids = con.execute(
-            f"select distinct group_id from {ADVANTAGES} where run_id = ? and iteration = ?",
-            [run_id, iteration],
-        ).fetchall()
-        group_ids = sorted((str(r[0]) for r in found_ids), key=natural)
+        found_ids = query_rows(con, "advantages_groups", run=run_id, iteration=iteration)
+        group_ids = sorted((str(r["group_id"]) for r in found_ids), key=natural)
         if group is not None and group not in group_ids:
             raise ReportError(
                 f"{warehouse}: run {run_id} has no group '{group}' with turn advantages at "
                 f"iteration {iteration} (it has {listed(group_ids)}); pick one of those"
             )
         wanted = [group] if group is not None else group_ids[:limit]
-        found = rows(
-            con,
-            f"select group_id, sample_idx, turn, advantage, is_given, source from {ADVANTAGES} "
-            "where run_id = ? and iteration = ? and list_contains(?, group_id) "
-            "order by group_id, sample_idx, turn",
-            [run_id, iteration, wanted],
-        )
+        found = query_rows(con, "advantages_cells", run=run_id, iteration=iteration, groups=wanted)
     finally:
         con.close()
     groups = [_advantage_group(g, [r for r in found if r["group_id"] == g]) for g in wanted]
@@ -215,7 +201,7 @@ def load_group_summary(warehouse: Path, run: str, iteration: int | None = None) 
     con = _open(warehouse, GROUPS)
     try:
         run_id = _resolve(con, warehouse, run, GROUPS)
-        found = rows(con, f"select * from {GROUPS} where run_id = ? order by iteration", [run_id])
+        found = query_rows(con, "agent_group_rows", run=run_id)
     finally:
         con.close()
     if iteration is not None:
@@ -235,11 +221,7 @@ def load_eval(warehouse: Path, run: str, step: int | None = None) -> EvalSteps:
     con = _open(warehouse, EVALS)
     try:
         run_id = _resolve(con, warehouse, run, EVALS)
-        found = rows(
-            con,
-            f"select * from {EVALS} where run_id = ? order by is_baseline desc, step",
-            [run_id],
-        )
+        found = query_rows(con, "agent_eval_rows", run=run_id)
     finally:
         con.close()
     if step is not None:

@@ -41,10 +41,10 @@ from obs.reports.page import (
     SectionsPage,
     chart_block,
     for_run,
-    frame,
     write_sections_page,
 )
 from obs.reports.resolve import runs_with_data
+from obs.reports.sql import frame
 from obs.reports.warehouse import connect, table_names
 
 PAGE = SectionsPage(

@@ -16,8 +16,6 @@ colours, the run's prompt count).
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +24,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from obs.reports.figures import agent, comparison, curriculum, instructions, prompts, rewards
 from obs.reports.headline import Success, solved_means
-from obs.reports.page import query_text
+from obs.reports.sql import relations_read
 
 
 @dataclass(frozen=True)
@@ -86,11 +84,9 @@ class Chart:
         return marts_read(self.queries)
 
 
-@functools.cache
 def query_marts(query: str) -> frozenset[str]:
     """The marts and rpt_ relations one query of reports/queries/ reads."""
-    sql = re.sub(r"--[^\n]*", "", query_text(query))  # not those a comment names
-    return frozenset(re.findall(r"\b((?:fct|dim|rpt)_[a-z0-9_]+)\b", sql))
+    return relations_read(query)
 
 
 def marts_read(queries: Iterable[str]) -> tuple[str, ...]:

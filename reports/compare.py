@@ -14,7 +14,8 @@ from typing import Any
 import duckdb
 from obs.reports.errors import ReportError
 from obs.reports.resolve import WITH_HISTORY, WITH_ROLLOUTS, find_run, holdings, notes_for
-from obs.reports.warehouse import finite_values, one_row, open_runs, rows, table_names
+from obs.reports.sql import query_row, query_rows
+from obs.reports.warehouse import open_runs, table_names
 
 # Training metrics shown in section 2, in this order, and whether lower is better: the
 # held-out metrics first (eval_accuracy and eval_reward: every framework's held-out
@@ -87,35 +88,17 @@ def compare(
 
 def _metric_rows(con: duckdb.DuckDBPyConnection, run_id: str, metric: str) -> dict[str, Any] | None:
     """The summary of ``metric`` (a canonical name or a key as logged) in a run."""
-    return one_row(
-        con,
-        "select * from fct_metric_summary where run_id = ? and (canonical_metric = ? or "
-        "metric = ?) order by canonical_metric = ? desc limit 1",
-        [run_id, metric, metric, metric],
-    )
+    return query_row(con, "compare_metric", run=run_id, metric=metric)
 
 
 def _reach(
     con: duckdb.DuckDBPyConnection, run_id: str, key: str, target: float, lower: bool
 ) -> dict[str, Any]:
-    op = "<=" if lower else ">="
-    row = one_row(
-        con,
-        f"select min(step) as step, min(wall_time) filter (where step = (select min(step) from "
-        f"fct_metric_history where run_id = $run and metric = $key and isfinite(value) and "
-        f"value {op} $target)) as wall_time from fct_metric_history where run_id = $run and "
-        f"metric = $key and isfinite(value) and value {op} $target",
-        {"run": run_id, "key": key, "target": target},
-    )
-    started = one_row(
-        con,
-        "select min(wall_time) as start from fct_metric_history where run_id = ?",
-        [run_id],
-    )
+    row = query_row(con, "compare_reach", run=run_id, key=key, target=target, lower=lower)
     step = row["step"] if row else None
     seconds = None
-    if row and row["wall_time"] is not None and started and started["start"] is not None:
-        seconds = (row["wall_time"] - started["start"]).total_seconds()
+    if row and row["wall_time"] is not None and row["start"] is not None:
+        seconds = (row["wall_time"] - row["start"]).total_seconds()
     return {"step": step, "seconds": seconds}
 
 
@@ -129,12 +112,7 @@ def compare_runs(
     names = list(dict.fromkeys([*names, *targets]))
     out: dict[str, Any] = {"runs": [], "metrics": [], "config_differences": []}
     for run_id in ids:
-        found = rows(
-            con,
-            "select run_id, name, state, last_landed_at, steps, last_step from dim_runs "
-            "where run_id = ?",
-            [run_id],
-        )
+        found = query_rows(con, "compare_runs", run=run_id)
         no_history = {"name": run_id, "state": None, "steps": 0, "last_step": None}
         out["runs"].append(found[0] if found else {"run_id": run_id, **no_history})
     for metric in names:
@@ -164,26 +142,10 @@ def compare_runs(
             out["metrics"].append(entry)
     present = table_names(con)
     if "fct_run_throughput" in present:
-        out["throughput"] = rows(
-            con,
-            "select run_id, sum(trajectories) filter (where rollout_time_s is not null) "
-            "/ nullif(sum(rollout_time_s) filter (where trajectories is not null), 0) as "
-            "trajectories_per_second, sum(training_time_s) as training_time_s from "
-            f"{finite_values(con, 'fct_run_throughput')} "
-            f"where run_id in ({', '.join('?' for _ in ids)}) "
-            "group by run_id "
-            "order by run_id",
-            ids,
-        )
+        out["throughput"] = query_rows(con, "compare_throughput", runs=ids)
     # A run with no config landed differs from the others in nothing it says: it is named
     # apart, and the diff is between the runs that have one.
-    marks = ", ".join("?" for _ in ids)
-    configured = {
-        r["run_id"]
-        for r in rows(
-            con, f"select distinct run_id from fct_run_config where run_id in ({marks})", ids
-        )
-    }
+    configured = {r["run_id"] for r in query_rows(con, "compare_config", runs=ids)}
     out["runs_without_config"] = [r for r in ids if r not in configured]
     with_config = [r for r in ids if r in configured]
     out["config_differences"] = _config_diff(con, with_config) if len(with_config) > 1 else []
@@ -199,13 +161,7 @@ def _config_diff(con: duckdb.DuckDBPyConnection, ids: list[str]) -> list[dict[st
     reads the same; a number is shown one way whatever way its tracker wrote it (1e-06
     and 0.000001 are both ``1e-06``).
     """
-    marks = ", ".join("?" for _ in ids)
-    found = rows(
-        con,
-        f"select key, run_id, value from fct_run_config where run_id in ({marks}) "
-        "order by key, run_id",
-        ids,
-    )
+    found = query_rows(con, "compare_config", runs=ids)
     by_key: dict[str, dict[str, Any]] = {}
     for row in found:
         by_key.setdefault(row["key"], {})[row["run_id"]] = row["value"]
@@ -257,17 +213,7 @@ def _prompt_diff(
     for i, a in enumerate(ids):
         for b in ids[i + 1 :]:
             first, second = sorted([a, b])
-            row = one_row(
-                con,
-                "select count(*) as shared_prompts, "
-                "count(*) filter (where learned_only_in_a) as learned_only_in_a, "
-                "count(*) filter (where learned_only_in_b) as learned_only_in_b, "
-                "count(*) filter (where forgotten_only_in_a) as forgotten_only_in_a, "
-                "count(*) filter (where forgotten_only_in_b) as forgotten_only_in_b, "
-                "avg(final_score_delta) as mean_final_score_delta "
-                "from fct_prompt_run_diff where run_a = ? and run_b = ?",
-                [first, second],
-            )
+            row = query_row(con, "compare_prompt_pair", run_a=first, run_b=second)
             if not row or not row["shared_prompts"]:
                 continue
             if first != a:

@@ -11,6 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from obs.reports.figures.base import themed
 from obs.reports.render import Dashboard, load_dashboard, render_dashboard
+from obs.reports.sql import frame
 from obs.reports.summary import format_summary, load_summary
 from obs.reports.warehouse import connect
 
@@ -43,35 +44,33 @@ class TrainingDashboard:
         self.iterations = list(iterations) if iterations else None
         self._dashboard: Dashboard | None = None
 
-    def _table(self, sql: str) -> pd.DataFrame:
+    def _table(self, query: str) -> pd.DataFrame:
+        """Query ``query``'s rows, of the chosen run (of every run when none is)."""
         con = connect(self.warehouse)
         try:
-            where = "where run_id = ?" if self.run else ""
-            return con.execute(sql.format(where=where), [self.run] if self.run else []).df()
+            return frame(con, query, {"run": self.run})
         finally:
             con.close()
 
     @property
     def prompt_metrics(self) -> pd.DataFrame:
         """fct_prompt_iteration: one row per run, iteration and prompt."""
-        return self._table("select * from fct_prompt_iteration {where} order by all")
+        return self._table("api_prompt_iteration")
 
     @property
     def learning_dynamics(self) -> pd.DataFrame:
         """fct_prompt_learning: one row per run and prompt."""
-        return self._table("select * from fct_prompt_learning {where} order by all")
+        return self._table("api_prompt_learning")
 
     @property
     def upsampling_data(self) -> pd.DataFrame:
         """fct_upsampling_candidates, best candidate first."""
-        return self._table(
-            "select * from fct_upsampling_candidates {where} order by run_id, upsampling_rank"
-        )
+        return self._table("api_upsampling_candidates")
 
     @property
     def reward_steps(self) -> pd.DataFrame:
         """fct_reward_steps: one row per run and step with reward data."""
-        return self._table("select * from fct_reward_steps {where} order by run_id, step")
+        return self._table("api_reward_steps")
 
     def print_summary_statistics(self, file: TextIO | None = None) -> None:
         """Print the run summary (as ``obs summary`` does)."""

@@ -6,9 +6,10 @@
 * ``export_curriculum``: the next run's dataset, one row per prompt with a
   sampling weight or an order and the reason for it.
 
-Every number comes from a mart. The rollout files need the rollouts
-themselves, which only the ``stg_rollouts`` view holds (it reads the lake in
-place, so nothing is copied into the warehouse).
+Every number comes from a mart, through the ``export_*`` queries of
+``reports/queries/``. The rollout files need the rollouts themselves (their
+texts, their data_idx), which only the ``stg_rollouts`` view holds (it reads
+the lake in place, so nothing is copied into the warehouse).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from obs.reports.errors import ReportError
 from obs.reports.resolve import WITH_ROLLOUTS, resolve_run
-from obs.reports.warehouse import connect, require_tables, rows
+from obs.reports.sql import query_arrow, query_rows, query_value
+from obs.reports.warehouse import connect, require_tables
 
 STRATEGIES = ("percentile", "pass_rate", "mean_reward", "adaptive")
 CURRICULUM_MODES = ("upsample", "order", "drop-solved")
@@ -87,13 +89,7 @@ def export_buckets(
     try:
         require_tables(con, warehouse, "fct_prompt_iteration", "fct_difficulty_buckets")
         resolve_run(con, warehouse, run, WITH_ROLLOUTS, shows="export its prompts")
-        iterations = [
-            r[0]
-            for r in con.execute(
-                "select distinct iteration from fct_prompt_iteration where run_id = ? order by 1",
-                [run],
-            ).fetchall()
-        ]
+        iterations = [r["iteration"] for r in query_rows(con, "export_iterations", run=run)]
         if iteration is None:
             iteration = iterations[-1]
         elif iteration not in iterations:
@@ -109,37 +105,10 @@ def export_buckets(
 def _write_buckets(
     con: duckdb.DuckDBPyConnection, run: str, iteration: int, strategy: str, output_dir: Path
 ) -> BucketExport:
-    params = [run, iteration]
-    has_data_idx = con.execute(
-        "select count(data_idx) > 0 from stg_rollouts where run_id = ? and iteration = ?",
-        params,
-    ).fetchone()
-    key = "data_idx" if has_data_idx and has_data_idx[0] else "prompt_hash"
-    problems = rows(
-        con,
-        f"""
-        with keys as (
-            select prompt_hash, min(data_idx) as data_idx
-            from stg_rollouts
-            where run_id = ? and iteration = ?
-            group by 1
-        )
-        select
-            cast(keys.{key} as varchar) as problem,
-            buckets.bucket,
-            metrics.*
-        from fct_prompt_iteration as metrics
-        inner join keys on metrics.prompt_hash = keys.prompt_hash
-        inner join fct_difficulty_buckets as buckets
-            on buckets.run_id = metrics.run_id
-            and buckets.iteration = metrics.iteration
-            and buckets.prompt_hash = metrics.prompt_hash
-            and buckets.strategy = ?
-        where metrics.run_id = ? and metrics.iteration = ?
-        order by keys.{key}
-        """,
-        [run, iteration, strategy, run, iteration],
-    )
+    params = {"run": run, "iteration": iteration, "strategy": strategy}
+    by_data_idx = bool(query_value(con, "export_problem_key", **params))
+    key = "data_idx" if by_data_idx else "prompt_hash"
+    problems = query_rows(con, "export_problems", by_data_idx=by_data_idx, **params)
     output_dir.mkdir(parents=True, exist_ok=True)
     files = []
     metrics_file = output_dir / "problem_metrics.json"
@@ -156,30 +125,7 @@ def _write_buckets(
     buckets_file.write_text(json.dumps({p["problem"]: p["bucket"] for p in problems}, indent=2))
     files += [metrics_file, buckets_file]
 
-    rollouts = con.execute(
-        f"""
-        select
-            stg_rollouts.data_idx,
-            stg_rollouts.sample_idx,
-            stg_rollouts.prompt_hash,
-            cast(stg_rollouts.{key} as varchar) as problem,
-            stg_rollouts.iteration,
-            stg_rollouts.prompt,
-            stg_rollouts.response,
-            stg_rollouts.score as reward,
-            buckets.bucket,
-            stg_rollouts.extra
-        from stg_rollouts
-        inner join fct_difficulty_buckets as buckets
-            on buckets.run_id = stg_rollouts.run_id
-            and buckets.iteration = stg_rollouts.iteration
-            and buckets.prompt_hash = stg_rollouts.prompt_hash
-            and buckets.strategy = ?
-        where stg_rollouts.run_id = ? and stg_rollouts.iteration = ?
-        order by stg_rollouts.{key}, stg_rollouts.sample_idx
-        """,
-        [strategy, run, iteration],
-    ).to_arrow_table()
+    rollouts = query_arrow(con, "export_rollouts", by_data_idx=by_data_idx, **params)
     all_file = output_dir / "rollouts_with_rewards.parquet"
     pq.write_table(rollouts, all_file)
     files.append(all_file)
@@ -193,23 +139,7 @@ def _write_buckets(
         pq.write_table(rollouts.take(picked), bucket_file)
         files.append(bucket_file)
 
-    overall = rows(
-        con,
-        """
-        select
-            sum(mean_score * n_samples) / sum(n_samples) as mean_reward,
-            sum(pass_rate * n_samples) / sum(n_samples) as pass_rate,
-            avg(mean_at_1) as "mean@1",
-            avg(mean_at_3) as "mean@3",
-            avg(mean_at_5) as "mean@5",
-            avg(mean_at_10) as "mean@10",
-            avg(mean_at_20) as "mean@20",
-            avg(std_score) as mean_std_reward
-        from fct_prompt_iteration
-        where run_id = ? and iteration = ?
-        """,
-        params,
-    )[0]
+    overall = query_rows(con, "export_overall", **params)[0]
     result = BucketExport(
         run_id=run,
         iteration=iteration,
@@ -274,24 +204,4 @@ def export_curriculum(warehouse: Path, run: str, out: Path, mode: str) -> Curric
 
 
 def _rows_of_mode(con: duckdb.DuckDBPyConnection, run: str, mode: str) -> list[dict[str, Any]]:
-    return rows(
-        con,
-        """
-        select
-            prompt_hash,
-            data_idx,
-            prompt,
-            weight,
-            order_position as "order",
-            reason,
-            priority,
-            difficulty_bucket,
-            upsampling_score,
-            upsampling_score_scaled,
-            is_dropped
-        from fct_curriculum
-        where run_id = ? and mode = ?
-        order by is_dropped, order_position, prompt_hash
-        """,
-        [run, mode],
-    )
+    return query_rows(con, "export_curriculum", run=run, mode=mode)

@@ -1,5 +1,5 @@
 """The HTML page machinery every report shares: the Jinja environment and its filters,
-a figure embedded as JSON, the plotly.js script, the reports' SQL, and the
+a figure embedded as JSON, the plotly.js script, and the
 sections page (one tab per topic, one section per run) the reward and agent
 dashboards write.
 
@@ -13,11 +13,9 @@ import functools
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import duckdb
 import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -68,16 +66,6 @@ def _theme_json() -> Markup:
     """The charts' Plotly template as JSON, embedded once per page (see figures.base.THEME)."""
     template = pio.templates[THEME].to_plotly_json()
     return Markup(json_in_html(json.dumps(template, separators=(",", ":"))))
-
-
-def query_text(name: str) -> str:
-    return resources.files("obs.reports").joinpath("queries", f"{name}.sql").read_text()
-
-
-def frame(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any]) -> pd.DataFrame:
-    sql = query_text(name)
-    used = {k: v for k, v in params.items() if f"${k}" in sql}
-    return con.execute(sql, used).df()
 
 
 def for_run(frames: dict[str, pd.DataFrame], run: str) -> dict[str, pd.DataFrame]:

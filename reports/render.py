@@ -40,7 +40,7 @@ from obs.reports.errors import ReportError
 from obs.reports.figures.comparison import run_colours
 from obs.reports.figures.curriculum import VARIANCE_FLOOR
 from obs.reports.headline import Success, scale_note, solved_line, solved_means
-from obs.reports.page import chart_block, environment, for_run, frame, plotly_script
+from obs.reports.page import chart_block, environment, for_run, plotly_script
 from obs.reports.resolve import WITH_ROLLOUTS, choose_runs, holdings, notes_for
 from obs.reports.reward_dashboard import (
     RewardRun,
@@ -49,6 +49,7 @@ from obs.reports.reward_dashboard import (
     reward_tabs,
     runs_with_reward_data,
 )
+from obs.reports.sql import frame
 from obs.reports.warehouse import connect, require_tables
 
 HEATMAP_ROWS = 200  # prompts in each prompt heatmap: the most informative

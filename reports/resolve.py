@@ -26,6 +26,7 @@ from typing import Literal, NamedTuple
 
 import duckdb
 from obs.reports.errors import ReportError
+from obs.reports.sql import query_rows
 from obs.reports.warehouse import run_list, table_names, unknown_run
 
 
@@ -40,8 +41,6 @@ class RunKind:
     lands: str = ""
     # ... and what it shows once landed (a command may say what it would show instead).
     shows: str = ""
-    # Only the rows of a mart that meet its condition make a run of this kind.
-    where: tuple[tuple[str, str], ...] = ()
     # The word for the kind in `obs runs --format json` ("rollouts", "history", ...).
     key: str = ""
 
@@ -49,14 +48,15 @@ class RunKind:
     def what(self) -> str:
         return f"runs with {self.data}" if self.data else "runs"
 
-    def runs_sql(self, present: set[str]) -> list[str]:
-        """A ``select run_id`` per built mart of the kind."""
-        conditions = dict(self.where)
-        return [
-            f"select run_id from {mart} where {conditions.get(mart, 'true')}"
+    def run_ids(self, con: duckdb.DuckDBPyConnection, present: set[str]) -> set[str]:
+        """The runs with a row in a built mart of the kind, each mart read by its query
+        ``run_ids_<mart>`` (which says which of its rows make a run of the kind)."""
+        return {
+            str(row["run_id"])
             for mart in self.marts
             if mart in present
-        ]
+            for row in query_rows(con, f"run_ids_{mart}")
+        }
 
 
 WITH_ROLLOUTS = RunKind(
@@ -87,8 +87,7 @@ WITH_AGENT = RunKind(
     "the agent's eval logs (obs ingest eval-logs DIR --run {run}) or console log"
     " (obs ingest trainer-log FILE --run {run})",
     "see its turns",
-    # a group summary with only times or tokens (any trainer's train/* keys) is no agent's
-    where=(("fct_group_summary", "basis is not null"),),
+    # a group summary with only times or tokens is no agent's (run_ids_fct_group_summary)
     key="agent",
 )
 # What a run can hold, in the order a note lists it.
@@ -130,18 +129,11 @@ Holdings = Mapping[str, tuple[RunKind, ...]]
 def holdings(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[RunKind, ...]]:
     """Every run of the warehouse, sorted, with the kinds of data it holds."""
     present = table_names(con)
-    parts = [
-        f"select distinct run_id, {index} as kind from ({sql})"
-        for index, kind in enumerate(KINDS)
-        for sql in kind.runs_sql(present)
-    ]
-    if not parts:
-        return {}
-    found = con.execute(
-        f"select run_id, list(distinct kind order by kind) from ({' union all '.join(parts)}) "
-        "group by 1 order by 1"
-    ).fetchall()
-    return {str(run): tuple(KINDS[k] for k in kinds) for run, kinds in found}
+    found: dict[str, list[RunKind]] = {}
+    for kind in KINDS:
+        for run in kind.run_ids(con, present):
+            found.setdefault(run, []).append(kind)
+    return {run: tuple(found[run]) for run in sorted(found)}
 
 
 def holds(kinds: Sequence[RunKind]) -> str:
@@ -180,20 +172,12 @@ def notes_for(found: Holdings, runs: Iterable[str], missing: RunKind, shows: str
 def runs_of(con: duckdb.DuckDBPyConnection, *kinds: RunKind) -> list[str]:
     """Every run of ``kinds``, sorted (none of a kind whose marts are not built)."""
     present = table_names(con)
-    parts = [sql for kind in kinds for sql in kind.runs_sql(present)]
-    if not parts:
-        return []
-    union = " union ".join(parts)
-    found = con.execute(f"select distinct run_id from ({union}) order by 1").fetchall()
-    return [str(row[0]) for row in found]
+    return sorted(set().union(*(kind.run_ids(con, present) for kind in kinds)))
 
 
 def has_run(con: duckdb.DuckDBPyConnection, kind: RunKind, run: str) -> bool:
     """Whether ``run`` is an id of one of ``kind``'s runs."""
-    return any(
-        con.execute(f"select 1 from ({sql}) where run_id = ? limit 1", [run]).fetchall()
-        for sql in kind.runs_sql(table_names(con))
-    )
+    return run in kind.run_ids(con, table_names(con))
 
 
 def _named(con: duckdb.DuckDBPyConnection, warehouse: Path, name: str, strict: bool) -> str | None:
@@ -203,10 +187,7 @@ def _named(con: duckdb.DuckDBPyConnection, warehouse: Path, name: str, strict: b
     """
     if "dim_runs" not in table_names(con):
         return None
-    named = [
-        str(r[0])
-        for r in con.execute("select run_id from dim_runs where name = ?", [name]).fetchall()
-    ]
+    named = [str(r["run_id"]) for r in query_rows(con, "runs_named", name=name)]
     if len(named) == 1:
         return named[0]
     if len(named) > 1 and strict:

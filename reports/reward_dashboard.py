@@ -43,10 +43,10 @@ from obs.reports.page import (
     SectionsPage,
     chart_block,
     for_run,
-    frame,
     write_sections_page,
 )
 from obs.reports.resolve import WITH_REWARDS, runs_of, runs_with_data
+from obs.reports.sql import frame
 from obs.reports.warehouse import connect, table_names
 
 PAGE = SectionsPage(
@@ -273,7 +273,7 @@ def _raw_block(run: RewardRun) -> dict[str, Any]:
     if run.raw_total > len(run.raw_rows):
         note = (
             f"the first {len(run.raw_rows)} of {run.raw_total} steps; the rest are one SQL"
-            f" query away: obs sql \"select * from fct_reward_steps where run_id = '{run.run_id}'"
+            f" query away: obs sql \"from fct_reward_steps where run_id = '{run.run_id}'"
             ' order by step"'
         )
     rows = json.dumps(run.raw_rows, ensure_ascii=False, separators=(",", ":"))

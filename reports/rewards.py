@@ -17,7 +17,8 @@ import duckdb
 from obs.reports.errors import ReportError
 from obs.reports.resolve import WITH_REWARDS, resolve_run
 from obs.reports.runs_format import table, to_json
-from obs.reports.warehouse import connect, require_tables, rows, table_names
+from obs.reports.sql import query_rows
+from obs.reports.warehouse import connect, require_tables, table_names
 
 MARTS = (
     "fct_reward_steps",
@@ -97,55 +98,30 @@ def _resolve(
     return resolve_run(con, warehouse, run, WITH_REWARDS, by_name="strict", required=need_rewards)
 
 
-def _alerts_where(run_id: str | None, level: str, since_step: int | None) -> tuple[str, list[Any]]:
-    if level not in LEVELS:
-        raise ReportError(f"unknown alert level '{level}' (levels: {', '.join(LEVELS)})")
-    where: list[str] = ["level_rank >= ?"]
-    params: list[Any] = [LEVELS.index(level) + 1]
-    if run_id is not None:
-        where.append("run_id = ?")
-        params.append(run_id)
-    if since_step is not None:
-        where.append("step >= ?")
-        params.append(since_step)
-    return " and ".join(where), params
-
-
-ALERT_COLUMNS = (
-    "run_id, step, rule_name, kind, metric, level, level_rank, message, value, threshold"
-)
-# The run findings (fct_run_findings) that are reward alerts too: the held-out metric
-# against the reward, and GRPO's lost signal. Each is one alert at its episode's first
-# step, kind "finding", rule_name its pattern, its summary the message.
-FINDING_ALERTS = ("held_out_collapse", "reward_held_out_divergence", "grpo_signal_loss")
-FINDING_ALERT_ROWS = (
-    "select run_id, first_step as step, pattern as rule_name, 'finding' as kind, "
-    "cast(null as varchar) as metric, severity as level, "
-    "case severity when 'critical' then 4 when 'warning' then 2 else 1 end as level_rank, "
-    "summary as message, cast(null as double) as value, cast(null as double) as threshold "
-    "from fct_run_findings where pattern in ("
-    + ", ".join(f"'{pattern}'" for pattern in FINDING_ALERTS)
-    + ")"
-)
-
-
 def alerts_from(
     con: duckdb.DuckDBPyConnection,
     run_id: str | None = None,
     level: str = "info",
     since_step: int | None = None,
 ) -> list[dict[str, Any]]:
-    """fct_alerts rows at or above ``level``, with the findings of FINDING_ALERTS, each
-    run's oldest first."""
-    where, params = _alerts_where(run_id, level, since_step)
-    source = f"select {ALERT_COLUMNS} from fct_alerts"
+    """fct_alerts rows at or above ``level`` (alerts.sql), with the findings that are
+    reward alerts too (finding_alerts.sql), each run's oldest first."""
+    if level not in LEVELS:
+        raise ReportError(f"unknown alert level '{level}' (levels: {', '.join(LEVELS)})")
+    params = {"run": run_id, "level_rank": LEVELS.index(level) + 1, "since_step": since_step}
+    found = query_rows(con, "alerts", **params)
     if "fct_run_findings" in table_names(con):
-        source += f" union all {FINDING_ALERT_ROWS}"
-    return rows(
-        con,
-        f"select * from ({source}) as alerts where {where} "
-        "order by run_id, step, level_rank desc, rule_name",
-        params,
+        found += query_rows(con, "finding_alerts", **params)
+    # as alerts.sql orders its rows (a step-less row last in its run)
+    return sorted(
+        found,
+        key=lambda a: (
+            a["run_id"],
+            a["step"] is None,
+            a["step"] or 0,
+            -a["level_rank"],
+            a["rule_name"],
+        ),
     )
 
 
@@ -186,53 +162,19 @@ def load_rewards(warehouse: Path, run: str) -> RewardAnalysis:
     con = _open(warehouse)
     try:
         run_id, _ = _resolve(con, warehouse, run, need_rewards=True)
-        quality = rows(
-            con,
-            "select basis, steps, reward_functions, quality_score, consistency, "
-            "discriminability, stability, coverage, issues, warnings, recommendations "
-            "from fct_reward_quality where run_id = ?",
-            [run_id],
-        )
-        functions = rows(
-            con,
-            "select reward_function, rank, weight, is_logged_only, contribution, impact_score, "
-            "variability, mean, std, correlation_with_total, correlation_with_performance, "
-            "basis, steps, n from fct_reward_function_importance where run_id = ? "
-            f"order by rank limit {SHOWN_FUNCTIONS}",
-            [run_id],
-        )
-        total = con.execute(
-            "select count(*) from fct_reward_function_importance where run_id = ?", [run_id]
-        ).fetchone()
+        quality = query_rows(con, "rewards_quality", run=run_id)
+        functions = query_rows(con, "rewards_functions", run=run_id, cap=SHOWN_FUNCTIONS)
+        total = functions[0]["functions_total"] if functions else 0
+        for function in functions:
+            del function["functions_total"]
         pairing = (
-            con.execute(
-                "select note from fct_reward_pair_selection where run_id = ?", [run_id]
-            ).fetchone()
+            query_rows(con, "rewards_pair_note", run=run_id)
             if "fct_reward_pair_selection" in table_names(con)
-            else None
+            else []
         )
-        hacking_columns = (
-            "reward_function, scope, window_start_step, window_end_step, performance_metric, "
-            "verdict, seed_verdict, suspected_functions, message, points, reward_points, "
-            "reward_slope, performance_slope, reward_t, performance_t"
-        )
-        hacking = rows(
-            con,
-            f"select {hacking_columns} from fct_reward_hacking where run_id = ? and scope = 'run' "
-            "order by reward_function nulls first",
-            [run_id],
-        )
-        windows = rows(
-            con,
-            f"select {hacking_columns} from fct_reward_hacking where run_id = ? "
-            "and scope = 'window' order by reward_function nulls first, window_end_step",
-            [run_id],
-        )
-        steps = con.execute(
-            "select count(*), any_value(basis order by step desc) from fct_reward_steps "
-            "where run_id = ?",
-            [run_id],
-        ).fetchone()
+        hacking = query_rows(con, "rewards_hacking", run=run_id, scope="run")
+        windows = query_rows(con, "rewards_hacking", run=run_id, scope="window")
+        steps = query_rows(con, "rewards_steps", run=run_id)[0]
         alerts = alerts_from(con, run_id)
     finally:
         con.close()
@@ -247,10 +189,10 @@ def load_rewards(warehouse: Path, run: str) -> RewardAnalysis:
         windows=[w for w in windows if w["reward_function"] is None],
         suspicious_windows=[w for w in windows if w["verdict"] in SUSPICIOUS],
         alerts=alerts,
-        steps=int(steps[0]) if steps else 0,
-        basis=steps[1] if steps else None,
-        functions_total=int(total[0]) if total else len(functions),
-        pair_note=pairing[0] if pairing else None,
+        steps=int(steps["steps"]),
+        basis=steps["basis"],
+        functions_total=int(total),
+        pair_note=pairing[0]["note"] if pairing else None,
     )
 
 
@@ -433,7 +375,7 @@ def _importance_head(analysis: RewardAnalysis) -> str:
     if analysis.functions_total > len(analysis.functions):
         return (
             f"Function importance (the first {len(analysis.functions)} of "
-            f'{analysis.functions_total} by rank; every one: obs sql "select * from '
+            f'{analysis.functions_total} by rank; every one: obs sql "from '
             f"fct_reward_function_importance where run_id = '{analysis.run_id}' order by rank\"):"
         )
     return "Function importance:"

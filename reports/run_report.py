@@ -22,7 +22,8 @@ from obs.reports.figures.base import whole_ticks
 from obs.reports.page import embed, environment, plotly_script
 from obs.reports.runs import FINDINGS, Analysis, Section
 from obs.reports.runs_format import number
-from obs.reports.warehouse import open_runs, rows, table_names
+from obs.reports.sql import query_rows, query_value
+from obs.reports.warehouse import open_runs, table_names
 
 SEVERITY_COLOURS = {"critical": "rgba(214, 40, 40, 0.16)", "warning": "rgba(245, 159, 0, 0.16)"}
 
@@ -192,20 +193,7 @@ def finding_metrics(finding: dict[str, Any]) -> set[str]:
 
 def _with_signals(con: Any, run_id: str, findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The findings, each with the `signals` list fct_run_findings holds for it."""
-    columns = {
-        r[0]
-        for r in con.execute(
-            "select column_name from information_schema.columns where table_name = ?",
-            ["fct_run_findings"],
-        ).fetchall()
-    }
-    if "signals" not in columns:
-        return findings
-    found = rows(
-        con,
-        "select pattern, first_step, last_step, signals from fct_run_findings where run_id = ?",
-        [run_id],
-    )
+    found = query_rows(con, "findings", run=run_id, severity_rank=2)
     signals = {(r["pattern"], r["first_step"], r["last_step"]): r["signals"] for r in found}
     return [
         {**f, "signals": list(signals.get((f["pattern"], f["first_step"], f["last_step"])) or [])}
@@ -248,32 +236,27 @@ def _mark_findings(
 # --------------------------------------------------------------------------- charts
 
 
+# The query each chart's mart is read through (reports/queries/report_*.sql): the
+# step, then the chart's columns.
+SERIES_QUERIES = {
+    "fct_run_throughput": "report_throughput",
+    "fct_extraction_quality": "report_extraction",
+    "fct_rollout_reliability": "report_reliability",
+    "fct_league": "report_league",
+}
+
+
 def _series(con: Any, run_id: str, mart: str, columns: tuple[str, ...]) -> dict[str, list[Any]]:
     if mart == "canonical":
-        found = rows(
-            con,
-            "select canonical_metric as name, step, value from fct_metric_history where run_id "
-            "= ? and canonical_metric in (select unnest(?)) and isfinite(value) order by step",
-            [run_id, list(columns)],
-        )
+        found = query_rows(con, "report_canonical_series", run=run_id, metrics=list(columns))
         out: dict[str, list[Any]] = {}
         for row in found:
             out.setdefault(row["name"], []).append((row["step"], row["value"]))
         return {name: out[name] for name in columns if name in out}  # the section's order
-    present = {
-        r[0]
-        for r in con.execute(
-            "select column_name from information_schema.columns where table_name = ?", [mart]
-        ).fetchall()
-    }
-    wanted = [c for c in columns if c in present]
-    if not wanted:
-        return {}
-    sql = f"select step, {', '.join(wanted)} from {mart} where run_id = ? order by step"
-    found = rows(con, sql, [run_id])
+    found = query_rows(con, SERIES_QUERIES[mart], run=run_id)
     return {
         c: [(r["step"], r[c]) for r in found if r[c] is not None]
-        for c in wanted
+        for c in columns
         if any(r[c] is not None for r in found)
     }
 
@@ -372,14 +355,7 @@ def _held_out_canonical(con: Any, run_id: str, present: set[str]) -> str | None:
     canonical name starting with ``eval``); the training chart draws it first."""
     if not {"fct_reward_hacking", "fct_metric_summary"} <= present:
         return None
-    found = rows(
-        con,
-        "select summary.canonical_metric from fct_reward_hacking as hacking "
-        "inner join fct_metric_summary as summary on summary.run_id = hacking.run_id "
-        "and summary.metric = hacking.performance_metric "
-        "where hacking.run_id = ? and hacking.scope = 'run' and hacking.reward_function is null",
-        [run_id],
-    )
+    found = query_rows(con, "report_held_out", run=run_id)
     name = found[0]["canonical_metric"] if found else None
     return name if isinstance(name, str) and name.startswith("eval") else None
 
@@ -442,12 +418,7 @@ def _panels(title: str, series: dict[str, list[Any]]) -> tuple[go.Figure, dict[s
 
 
 def _logs_compute(con: Any, run_id: str) -> bool:
-    found = con.execute(
-        "select count(*) from fct_metric_summary where run_id = ? "
-        "and canonical_metric = 'cumulative_compute'",
-        [run_id],
-    ).fetchone()
-    return bool(found and found[0])
+    return bool(query_value(con, "report_logs_compute", run=run_id))
 
 
 def _power_law_chart(
@@ -457,13 +428,7 @@ def _power_law_chart(
         if "fct_power_law_fit" in present and not _logs_compute(con, run_id):
             return Drawn(None, NEEDS["Power law"])
         return Drawn(None, section.note or _why(section, "fct_power_law_fit", present))
-    points = rows(
-        con,
-        "select step, cumulative_compute as c, coalesce(reward_at_compute, reward_mean) as r "
-        "from int_run_steps where run_id = ? and cumulative_compute > 0 and "
-        "coalesce(reward_at_compute, reward_mean) > 0 order by step",
-        [run_id],
-    )
+    points = query_rows(con, "report_power_law_points", run=run_id)
     if not points:
         return Drawn(None, "no step logged both a positive reward and a positive compute")
     figure = _figure(title, "reward against cumulative compute, log-log")
@@ -492,7 +457,7 @@ def _settings(con: Any, present: set[str]) -> dict[str, Any]:
     """The build's thresholds (rpt_run_settings); empty when that model is not built."""
     if "rpt_run_settings" not in present:
         return {}
-    found = rows(con, "select * from rpt_run_settings")
+    found = query_rows(con, "run_settings")
     return found[0] if found else {}
 
 

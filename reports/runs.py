@@ -17,14 +17,8 @@ from typing import Any
 import duckdb
 from obs.reports.compare import TRAINING, compare_runs
 from obs.reports.resolve import WITH_HISTORY, holdings, missing_note, resolve_run
-from obs.reports.warehouse import (
-    finite_values,
-    one_row,
-    open_runs,
-    require_tables,
-    rows,
-    table_names,
-)
+from obs.reports.sql import query_row, query_rows
+from obs.reports.warehouse import open_runs, require_tables, table_names
 
 SEVERITIES = ("info", "warning", "critical")
 # Why a tracker run has no created time.
@@ -37,20 +31,12 @@ def known_names(warehouse: Path, names: list[str]) -> tuple[set[str], set[str]]:
     """Which of ``names`` name runs (ids or names), and which name metrics."""
     con = open_runs(warehouse)
     try:
-        found = con.execute(
-            "select run_id, name from dim_runs where run_id in (select unnest($n)) "
-            "or name in (select unnest($n))",
-            {"n": names},
-        ).fetchall()
-        metrics = con.execute(
-            "select distinct metric, canonical_metric from fct_metric_summary where metric in "
-            "(select unnest($n)) or canonical_metric in (select unnest($n))",
-            {"n": names},
-        ).fetchall()
+        found = query_rows(con, "known_runs", names=names)
+        metrics = query_rows(con, "known_metrics", names=names)
     finally:
         con.close()
-    runs = {v for row in found for v in row if v in names}
-    return runs, {v for row in metrics for v in row if v in names}
+    runs = {v for row in found for v in row.values() if v in names}
+    return runs, {v for row in metrics for v in row.values() if v in names}
 
 
 # --------------------------------------------------------------------------- obs runs
@@ -74,35 +60,20 @@ def list_runs(
     con = open_runs(warehouse)
     try:
         found = holdings(con)
-        where, params = ["true"], []
-        if project is not None:
-            where.append("project = ?")
-            params.append(project)
-        if tag is not None:
-            where.append("list_contains(tags, ?)")
-            params.append(tag)
-        if state is not None:
-            where.append("state = ?")
-            params.append(state)
-        for key, value in config or []:
-            # A dotted KEY finds a key whose name holds the dots too: a flattened
-            # config's `"actor.optim.lr"` is `actor.optim.lr` to whoever types it.
-            where.append(
-                "run_id in (select run_id from fct_run_config where (key = ? or "
-                "replace(key, '\"', '') = ?) and (value = ? "
-                "or try_cast(value as double) = try_cast(? as double)))"
-            )
-            params += [key, key, value, value]
-        listed = rows(
+        pairs = config or []
+        listed = query_rows(
             con,
-            "select run_id, name, state, source, sources, project, tags, created_at, "
-            "created_from, last_landed_at, steps, last_step, "
-            f"metrics from dim_runs where {' and '.join(where)}",
-            params,
+            "runs_list",
+            project=project,
+            tag=tag,
+            state=state,
+            config_keys=[key for key, _ in pairs],
+            config_values=[value for _, value in pairs],
         )
     finally:
         con.close()
-    if len(where) == 1:
+    filtered = project is not None or tag is not None or state is not None or bool(pairs)
+    if not filtered:
         tracked = {row["run_id"] for row in listed}
         listed += [
             {
@@ -171,7 +142,7 @@ def analyze(warehouse: Path, run: str) -> Analysis:
         present = table_names(con)
         missing: list[str] = []
         if found.has_data:
-            info = rows(con, "select * from dim_runs where run_id = ?", [run_id])[0]
+            info = query_rows(con, "run_info", run=run_id)[0]
             training = _training(con, run_id)
         else:
             held = holdings(con)[run_id]
@@ -251,18 +222,11 @@ def _held_out(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any] | N
     """The run's held-out metric (the key reward hacking is judged against) and its summary."""
     if "fct_reward_hacking" not in table_names(con):
         return None
-    judged = one_row(
-        con,
-        "select performance_metric, verdict, message from fct_reward_hacking where run_id = ? "
-        "and scope = 'run' and reward_function is null",
-        [run_id],
-    )
+    judged = query_row(con, "run_held_out", run=run_id)
     if not judged or judged["verdict"] == "no_performance_metric":
         return None
-    summary = one_row(
-        con,
-        "select * from fct_metric_summary where run_id = ? and metric = ?",
-        [run_id, judged["performance_metric"]],
+    summary = query_row(
+        con, "run_metric_summaries", run=run_id, metric=judged["performance_metric"]
     )
     return {**judged, "summary": summary}
 
@@ -270,11 +234,8 @@ def _held_out(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any] | N
 def _training(con: duckdb.DuckDBPyConnection, run_id: str) -> Section:
     found = {
         r["canonical_metric"]: r
-        for r in rows(
-            con,
-            "select * from fct_metric_summary where run_id = ? and canonical_metric is not null",
-            [run_id],
-        )
+        for r in query_rows(con, "run_metric_summaries", run=run_id, metric=None)
+        if r["canonical_metric"] is not None
     }
     held_out = _held_out(con, run_id)
     data: list[dict[str, Any]] = []
@@ -307,15 +268,7 @@ def _info_without_history(
     """Run info for a run with no tracker history: what its rollouts say, the rest unknown."""
     span = {"iterations": None, "last_iteration": None}
     if "fct_iteration_summary" in present:
-        span = (
-            one_row(
-                con,
-                "select count(*) as iterations, max(iteration) as last_iteration "
-                "from fct_iteration_summary where run_id = ?",
-                [run_id],
-            )
-            or span
-        )
+        span = query_row(con, "run_rollout_span", run=run_id) or span
     return {
         "run_id": run_id,
         "name": run_id,
@@ -343,13 +296,7 @@ def _training_from_rollouts(
     note = "no tracker history: no loss, KL or grad norm, and no rollout scores"
     if "fct_iteration_summary" not in present:
         return Section(2, "Training metrics", None, note)
-    row = one_row(
-        con,
-        "select arg_min(mean_score, iteration) as first, arg_max(mean_score, iteration) as last, "
-        "min(mean_score) as min, max(mean_score) as max, avg(mean_score) as mean, "
-        "count(*) as points from fct_iteration_summary where run_id = ? and isfinite(mean_score)",
-        [run_id],
-    )
+    row = query_row(con, "run_rollout_reward", run=run_id)
     if not row or not row["points"]:
         return Section(2, "Training metrics", None, note)
     entry = _training_row(
@@ -382,9 +329,8 @@ class _Summary:
     number: int
     title: str
     mart: str
-    select: str  # the aggregates; the first one counts the rows that say anything
+    query: str  # its aggregates (reports/queries/); the first counts the rows that say anything
     empty: str  # why the section has no data
-    where: str = "true"
 
 
 SUMMARIES = {
@@ -392,49 +338,25 @@ SUMMARIES = {
         3,
         "Performance",
         "fct_run_throughput",
-        "count(*) as steps, sum(trajectories) as trajectories, "
-        "sum(rollout_time_s) as rollout_time_s, sum(training_time_s) as training_time_s, "
-        "sum(trajectories) filter (where rollout_time_s is not null) "
-        "/ nullif(sum(rollout_time_s) filter (where trajectories is not null), 0) "
-        "as trajectories_per_second, "
-        "avg(training_rollout_ratio) as mean_training_rollout_ratio, "
-        "avg(is_training_bound::int) as training_bound_share, "
-        "sum(pipeline_overlap_s) as pipeline_overlap_total_s",
+        "run_throughput",
         "no trajectories or rollout/training times logged",
     ),
     "extraction": _Summary(
-        4,
-        "Extraction",
-        "fct_extraction_quality",
-        "count(extraction_rate) as steps, avg(extraction_rate) as mean_rate, "
-        "min(extraction_rate) as min_rate, arg_max(extraction_rate, step) as last_rate, "
-        "count(*) filter (where is_below_target) as steps_below_target, "
-        "sum(extraction_gap) as total_gap, sum(extraction_gap) / nullif(sum(orders_expected), 0) "
-        "as gap_share, sum(empty_responses) as empty_responses, "
-        "sum(partial_responses) as partial_responses",
-        "no extraction metrics logged",
+        4, "Extraction", "fct_extraction_quality", "run_extraction", "no extraction metrics logged"
     ),
     "reliability": _Summary(
         5,
         "Rollout reliability",
         "fct_rollout_reliability",
-        "count(*) as steps, sum(failed_rollouts) as failed_rollouts, "
-        "count(*) filter (where is_failure) as steps_with_failures, "
-        "max(max_total_s) as worst_total_s, max(max_volume_reload_s) as worst_reload_s, "
-        "count(*) filter (where is_total_spike) as total_time_spikes, "
-        "count(*) filter (where is_reload_spike) as reload_spikes",
+        "run_reliability",
         "no rollout failures or times logged",
     ),
     "league": _Summary(
         8,
         "League",
         "fct_league",
-        "count(*) as evaluations, arg_min(elo, step) as first_elo, "
-        "arg_max(elo, step) as last_elo, max(best_elo) as best_elo, max(elo) as peak_elo, "
-        "arg_max(win_rate, step) as last_win_rate, max(league_checkpoints) as checkpoints, "
-        "sum(games_played) as games_played",
+        "run_league",
         "no Elo or league metrics logged (league not enabled)",
-        where="elo is not null",
     ),
 }
 
@@ -444,12 +366,7 @@ def _summary(
 ) -> Section:
     if spec.mart not in present:
         return Section(spec.number, spec.title, None, f"{spec.mart} is not built")
-    row = one_row(
-        con,
-        f"select {spec.select} from {finite_values(con, spec.mart)} "
-        f"where run_id = ? and {spec.where}",
-        [run_id],
-    )
+    row = query_row(con, spec.query, run=run_id)
     if not row or not next(iter(row.values())):
         return Section(spec.number, spec.title, None, spec.empty)
     return Section(spec.number, spec.title, row)
@@ -458,7 +375,7 @@ def _summary(
 def _cache(con: duckdb.DuckDBPyConnection, run_id: str, present: set[str]) -> Section:
     if "fct_cache_stats" not in present:
         return Section(6, "Prefix cache", None, "fct_cache_stats is not built")
-    row = one_row(con, "select * from fct_cache_stats where run_id = ?", [run_id])
+    row = query_row(con, "run_cache", run=run_id)
     if not row:
         return Section(6, "Prefix cache", None, "no cache metrics logged")
     row.pop("run_id", None)
@@ -478,13 +395,7 @@ def _power_law(
 ) -> Section:
     if "fct_power_law_fit" not in present:
         return Section(7, "Power law", None, "fct_power_law_fit is not built")
-    fits = rows(
-        con,
-        "select * from fct_power_law_fit where (scope = 'run' and run_id = ?) or (scope = "
-        "'base_model' and fit_id = (select base_model_id from fct_power_law_fit where scope "
-        "= 'run' and run_id = ?)) order by scope desc",
-        [run_id, run_id],
-    )
+    fits = query_rows(con, "run_power_law", run=run_id)
     fits = [f for f in fits if f.get("exponent") is not None or f.get("scope") == "run"]
     if not fits or all(f.get("exponent") is None for f in fits):
         return Section(
@@ -497,12 +408,7 @@ def _evaluation(con: duckdb.DuckDBPyConnection, run_id: str, present: set[str]) 
     """The league's evaluations against opponents (the held-out metric leads section 2)."""
     if "fct_eval_results" not in present:
         return Section(9, "Evaluation results", None, "fct_eval_results is not built")
-    data = rows(
-        con,
-        "select opponent, step, win_rate, survival_rate, avg_centers from fct_eval_results "
-        "where run_id = ? and is_latest order by opponent",
-        [run_id],
-    )
+    data = query_rows(con, "run_evaluations", run=run_id)
     return Section(
         9,
         "Evaluation results",
@@ -513,22 +419,7 @@ def _evaluation(con: duckdb.DuckDBPyConnection, run_id: str, present: set[str]) 
 
 def _closest(con: duckdb.DuckDBPyConnection, run_id: str) -> Section:
     """Runs sharing the most config values with this one, and how the finals compare."""
-    similar = rows(
-        con,
-        """
-        with mine as (select key, value from fct_run_config where run_id = $run),
-        others as (
-            select c.run_id,
-                count(*) filter (where c.value = m.value) as same,
-                count(*) filter (where c.value <> m.value) as different
-            from fct_run_config c join mine m using (key)
-            where c.run_id <> $run group by c.run_id
-        )
-        select run_id, same, different from others where same > 0
-        order by same desc, different, run_id limit 3
-        """,
-        {"run": run_id},
-    )
+    similar = query_rows(con, "run_closest", run=run_id)
     if not similar:
         return Section(10, "Compare with similar runs", None, "no other run shares a config value")
     compared = []
@@ -560,28 +451,33 @@ def _findings_section(con: duckdb.DuckDBPyConnection, run_id: str, present: set[
 # --------------------------------------------------------------------------- findings
 
 
+# What a finding shows in `obs findings` and `obs analyze` (findings.sql reads more).
+FINDING_KEYS = (
+    "run_id",
+    "pattern",
+    "severity",
+    "first_step",
+    "last_step",
+    "evidence",
+    "hypotheses",
+    "summary",
+)
+
+
 def load_findings_from(
     con: duckdb.DuckDBPyConnection, run_id: str | None, severity: str | None
 ) -> list[dict[str, Any]]:
-    where, params = ["true"], []
-    if run_id is not None:
-        where.append("run_id = ?")
-        params.append(run_id)
-    if severity is not None:
-        wanted = SEVERITIES[SEVERITIES.index(severity) :]
-        where.append(f"severity in ({', '.join('?' for _ in wanted)})")
-        params += list(wanted)
-    found = rows(
-        con,
-        "select run_id, pattern, severity, first_step, last_step, evidence, hypotheses, summary "
-        f"from fct_run_findings where {' and '.join(where)} order by run_id, "
-        "case severity when 'critical' then 0 when 'warning' then 1 else 2 end, first_step",
-        params,
-    )
-    for row in found:
-        row["evidence"] = _json(row["evidence"])
-        row["hypotheses"] = list(row["hypotheses"] or [])
-    return found
+    """The findings of the run (every run's when None) at or above ``severity``."""
+    rank = SEVERITIES[::-1].index(severity) if severity is not None else len(SEVERITIES) - 1
+    found = query_rows(con, "findings", run=run_id, severity_rank=rank)
+    return [
+        {
+            **{key: row[key] for key in FINDING_KEYS},
+            "evidence": _json(row["evidence"]),
+            "hypotheses": list(row["hypotheses"] or []),
+        }
+        for row in found
+    ]
 
 
 def load_findings(
@@ -609,18 +505,15 @@ def export_run(warehouse: Path, run: str, out: Path) -> dict[str, Any]:
     con = open_runs(warehouse)
     try:
         run_id = resolve_run(con, warehouse, run, WITH_HISTORY, by_name="strict").run_id
-        info = rows(con, "select * from dim_runs where run_id = ?", [run_id])[0]
-        points = con.execute(
-            "select step, metric, value, epoch(wall_time) from fct_metric_history "
-            "where run_id = ? order by step, metric",
-            [run_id],
-        ).fetchall()
-        summaries = rows(con, "select * from fct_metric_summary where run_id = ?", [run_id])
+        info = query_rows(con, "run_info", run=run_id)[0]
+        points = query_rows(con, "run_history", run=run_id)
+        summaries = query_rows(con, "run_metric_summaries", run=run_id, metric=None)
     finally:
         con.close()
     history: dict[int, dict[str, Any]] = {}
     series: dict[str, list[dict[str, Any]]] = {}
-    for step, metric, value, wall in points:
+    for point in points:
+        step, metric, value, wall = (point[k] for k in ("step", "metric", "value", "wall_time"))
         row = history.setdefault(step, {"_step": step})
         row[metric] = value
         if wall is not None:

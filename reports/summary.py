@@ -9,7 +9,8 @@ from typing import Any
 import duckdb
 from obs.reports.headline import Success, solved_line
 from obs.reports.resolve import WITH_ROLLOUTS, holdings, notes_for, resolve_run
-from obs.reports.warehouse import connect, require_tables, rows
+from obs.reports.sql import query_rows
+from obs.reports.warehouse import connect, require_tables
 
 MARTS = ("fct_iteration_summary", "fct_prompt_learning", "dim_prompts", "rpt_dashboard_settings")
 
@@ -81,94 +82,11 @@ def load_summary(warehouse: Path, run: str | None = None, top: int = 10) -> list
 
 
 def _one_run(con: Any, run_id: str, top: int) -> RunSummary:
-    counts = rows(
-        con,
-        """
-        select
-            count(*) as iterations,
-            min(iteration) as first_iteration,
-            max(iteration) as last_iteration,
-            sum(n_rollouts) as rollouts
-        from fct_iteration_summary
-        where run_id = ?
-        """,
-        [run_id],
-    )[0]
-    scale = rows(
-        con,
-        """
-        select
-            case
-                when any_value(solved_by) in ('score', 'function') then any_value(solved_by)
-                when sum(n_judged_by_instructions) = 0 then 'pass_threshold'
-                when sum(n_judged_by_instructions) = sum(n_rollouts) then 'instructions'
-                else 'both'
-            end as solved_by,
-            any_value(rpt_dashboard_settings.pass_threshold) as pass_threshold,
-            any_value(rpt_dashboard_settings.success) as success,
-            any_value(rpt_dashboard_settings.success_kind) as success_kind,
-            any_value(rpt_dashboard_settings.success_function) as success_function,
-            any_value(rpt_dashboard_settings.success_threshold) as success_threshold,
-            min(min_score) as min_score,
-            max(max_score) as max_score,
-            min(min_success_value) as min_success_value,
-            max(max_success_value) as max_success_value
-        from fct_iteration_summary
-        cross join rpt_dashboard_settings
-        where run_id = ?
-        """,
-        [run_id],
-    )[0]
-    prompts = rows(
-        con,
-        """
-        select
-            count(*) as prompts,
-            count(*) filter (where is_learned) as prompts_learned,
-            count(*) filter (where num_forgetting_events > 0) as prompts_forgotten,
-            coalesce(sum(num_forgetting_events), 0) as forgetting_events,
-            count(*) filter (where is_plateau) as prompts_plateaued,
-            count(*) filter (where not is_learned) as prompts_never_solved,
-            count(*) filter (where is_stuck_solved) as prompts_stuck_solved,
-            count(*) filter (where is_stuck_failed) as prompts_stuck_failed
-        from fct_prompt_learning
-        where run_id = ?
-        """,
-        [run_id],
-    )[0]
-    by_iteration = rows(
-        con,
-        """
-        select
-            iteration, n_prompts, n_rollouts, mean_score, solved_share, prompt_strict_acc,
-            strict_success_rate, n_zero_variance_solved, n_zero_variance_failed
-        from fct_iteration_summary
-        where run_id = ?
-        order by iteration
-        """,
-        [run_id],
-    )
-    upsampling = rows(
-        con,
-        """
-        select
-            fct_prompt_learning.prompt_hash,
-            dim_prompts.prompt_preview,
-            fct_prompt_learning.upsampling_score,
-            fct_prompt_learning.upsampling_score_scaled,
-            fct_prompt_learning.final_score,
-            fct_prompt_learning.learning_rate,
-            fct_prompt_learning.num_forgetting_events
-        from fct_prompt_learning
-        left join dim_prompts
-            on fct_prompt_learning.prompt_hash = dim_prompts.prompt_hash
-        where fct_prompt_learning.run_id = ?
-        order by
-            fct_prompt_learning.upsampling_score_scaled desc, fct_prompt_learning.prompt_hash
-        limit ?
-        """,
-        [run_id, top],
-    )
+    counts = query_rows(con, "summary_counts", run=run_id)[0]
+    scale = query_rows(con, "summary_scale", run=run_id)[0]
+    prompts = query_rows(con, "summary_prompts", run=run_id)[0]
+    by_iteration = query_rows(con, "summary_iterations", run=run_id)
+    upsampling = query_rows(con, "summary_upsampling", run=run_id, top=top)
     return RunSummary(
         run_id=run_id,
         **{k: int(v) if v is not None else 0 for k, v in counts.items()},
@@ -244,8 +162,4 @@ def format_summary(run: RunSummary) -> str:
 
 def iteration_coverage(con: duckdb.DuckDBPyConnection, runs: list[str]) -> list[tuple]:
     """(run, iterations, first, last) in fct_iteration_summary for each of ``runs``."""
-    quoted = ", ".join("'" + run.replace("'", "''") + "'" for run in runs)
-    return con.execute(
-        "select run_id, count(*), min(iteration), max(iteration) "
-        f"from fct_iteration_summary where run_id in ({quoted}) group by 1 order by 1"
-    ).fetchall()
+    return [tuple(r.values()) for r in query_rows(con, "iteration_coverage", runs=runs)]

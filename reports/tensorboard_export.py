@@ -50,7 +50,8 @@ from obs.monitor.format import (
 )
 from obs.reports.errors import ReportError
 from obs.reports.resolve import WITH_HISTORY, resolve_run
-from obs.reports.warehouse import open_runs, require_tables, rows
+from obs.reports.sql import query_rows
+from obs.reports.warehouse import open_runs, require_tables
 
 MISSING_WRITER = "obs export tensorboard needs tensorboardX: pip install tensorboardX"
 EVENT_PREFIX = "events.out.tfevents."
@@ -191,17 +192,8 @@ def _read_marts(
             con, warehouse, run, WITH_HISTORY, by_name="strict", required=False
         ).run_id
         require_tables(con, warehouse, STEP_MART, FUNCTION_MART)
-        step_rows = rows(
-            con,
-            f"select step, {', '.join(STEP_TAGS)} from {STEP_MART} where run_id = ? order by step",
-            [run_id],
-        )
-        function_rows = rows(
-            con,
-            f"select step, reward_function, {', '.join(FUNCTION_TAGS)} from {FUNCTION_MART} "
-            "where run_id = ? order by step, reward_function",
-            [run_id],
-        )
+        step_rows = query_rows(con, "tensorboard_steps", run=run_id)
+        function_rows = query_rows(con, "tensorboard_function_steps", run=run_id)
     finally:
         con.close()
     if not step_rows and not function_rows:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import duckdb
 from obs.core.places import no_warehouse
 from obs.reports.errors import ReportError
+from obs.reports.sql import query_rows
 
 # How many runs a one-line error names before it says how many there are in all.
 RUNS_LISTED = 10
@@ -27,8 +27,7 @@ def connect(warehouse: Path) -> duckdb.DuckDBPyConnection:
 
 def table_names(con: duckdb.DuckDBPyConnection) -> set[str]:
     """Every table and view the warehouse holds."""
-    found = con.execute("select table_name from information_schema.tables").fetchall()
-    return {row[0] for row in found}
+    return {row["table_name"] for row in query_rows(con, "table_names")}
 
 
 def require_tables(con: duckdb.DuckDBPyConnection, warehouse: Path, *names: str) -> None:
@@ -38,15 +37,6 @@ def require_tables(con: duckdb.DuckDBPyConnection, warehouse: Path, *names: str)
         raise ReportError(
             f"{warehouse}: marts {', '.join(missing)} are missing; run `obs build` first"
         )
-
-
-def rows(
-    con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | dict[str, Any] | None = None
-) -> list[dict[str, Any]]:
-    """The result of ``sql`` as one dict per row, keyed by column name."""
-    cursor = con.execute(sql, params or [])
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 def run_list(known: Iterable[str]) -> str:
@@ -72,31 +62,6 @@ def unknown_run(
     """
     message = f"{warehouse}: no run '{run}' ({what}: {run_list(known)})"
     return ReportError(f"{message}; {hint}" if hint else message)
-
-
-def one_row(
-    con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | dict[str, Any]
-) -> dict[str, Any] | None:
-    """The first row of ``sql``'s result as a dict, or None when it has none."""
-    found = rows(con, sql, params)
-    return found[0] if found else None
-
-
-def finite_values(con: duckdb.DuckDBPyConnection, table: str) -> str:
-    """``table`` with NaN and Infinity read as null: sums and means over finite values only
-    (the marts keep what was logged; a summary line must not turn NaN)."""
-    kinds = con.execute(
-        "select column_name, data_type from information_schema.columns where table_name = ? "
-        "order by ordinal_position",
-        [table],
-    ).fetchall()
-    columns = [
-        f'case when isfinite("{n}") then "{n}" end as "{n}"'
-        if k in ("DOUBLE", "FLOAT")
-        else f'"{n}"'
-        for n, k in kinds
-    ]
-    return f"(select {', '.join(columns)} from {table})"
 
 
 def open_runs(warehouse: Path) -> duckdb.DuckDBPyConnection:

@@ -7,14 +7,13 @@ warehouse does not hold is ``None`` here and a 404 page in ``app.py``.
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 import plotly.graph_objects as go
 from obs.reports.figures.base import whole_ticks
+from obs.reports.sql import query_row, query_rows
 
 # A prompt's rollouts are shown this many at a time, each response up to SHOWN characters
 # (the whole text is one click away, as plain text).
@@ -23,23 +22,9 @@ SHOWN = 20_000
 PROMPT_HASH = re.compile(r"[0-9a-f]{16}")
 
 
-@functools.cache
-def query(name: str) -> str:
-    return resources.files("obs.serve").joinpath("queries", f"{name}.sql").read_text()
-
-
-def rows(con: Any, name: str, **params: Any) -> list[dict[str, Any]]:
-    """The rows of query ``name`` with ``params`` bound (only those the query names)."""
-    sql = query(name)
-    used = {k: v for k, v in params.items() if f"${k}" in sql}
-    cursor = con.execute(sql, used)
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-
-
 def runs(con: Any) -> list[dict[str, Any]]:
     """Every run, as the home page lists it."""
-    return rows(con, "home_runs")
+    return query_rows(con, "home_runs")
 
 
 def run(con: Any, run_id: str) -> dict[str, Any] | None:
@@ -64,16 +49,16 @@ def prompt_page(
     """A prompt of a run: its text, its scores by iteration, a page of its rollouts."""
     if not PROMPT_HASH.fullmatch(prompt_hash):
         return None
-    found = rows(con, "prompt", run=run_id, prompt_hash=prompt_hash)
+    found = query_rows(con, "prompt", run=run_id, prompt_hash=prompt_hash)
     if not found:
         return None
-    iterations = rows(con, "prompt_iterations", run=run_id, prompt_hash=prompt_hash)
+    iterations = query_rows(con, "prompt_iterations", run=run_id, prompt_hash=prompt_hash)
     known = [r["iteration"] for r in iterations]
     chosen: int = iteration if iteration is not None and iteration in known else known[-1]
     samples = next(r["n_samples"] for r in iterations if r["iteration"] == chosen)
     pages = max(1, -(-samples // PAGE_SIZE))
     page = min(max(page, 1), pages)
-    rollouts = rows(
+    rollouts = query_rows(
         con,
         "prompt_rollouts",
         run=run_id,
@@ -143,11 +128,17 @@ def _trajectory(iterations: list[dict[str, Any]]) -> go.Figure:
 
 
 def findings(con: Any, run_id: str | None = None) -> list[dict[str, Any]]:
-    return rows(con, "findings", run=run_id)
+    """Every finding of the run (of every run when None), the most severe first."""
+    found = query_rows(con, "findings", run=run_id, severity_rank=2)
+    return sorted(found, key=lambda f: f["severity_rank"])
 
 
 def alerts(con: Any, run_id: str | None = None) -> list[dict[str, Any]]:
-    return rows(con, "alerts", run=run_id)
+    """The reward alerts of the run (of every run when None): the most severe first,
+    then run by run, the latest first."""
+    found = query_rows(con, "alerts", run=run_id, level_rank=1, since_step=None)
+    by_run = sorted(found, key=lambda a: (a["run_id"], -(a["step"] or 0)))
+    return sorted(by_run, key=lambda a: -a["level_rank"])
 
 
 def full_response(
@@ -156,9 +147,12 @@ def full_response(
     """One rollout's whole response, or None."""
     if not PROMPT_HASH.fullmatch(prompt_hash):
         return None
-    found = con.execute(
-        "select response from stg_rollouts where run_id = $run and prompt_hash = $prompt_hash "
-        "and iteration = $iteration and sample_idx = $sample",
-        {"run": run_id, "prompt_hash": prompt_hash, "iteration": iteration, "sample": sample},
-    ).fetchone()
-    return None if found is None else str(found[0] or "")
+    found = query_row(
+        con,
+        "prompt_response",
+        run=run_id,
+        prompt_hash=prompt_hash,
+        iteration=iteration,
+        sample=sample,
+    )
+    return None if found is None else str(found["response"] or "")

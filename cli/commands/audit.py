@@ -18,38 +18,14 @@ from obs.reports.resolve import (
     holdings,
     missing_note,
 )
-from obs.reports.warehouse import connect, require_tables, rows
-
-# One line per logged key: how its steps went, the worst one, the convention that matched.
-SUMMARY_SQL = """
-select
-    metric,
-    any_value(canonical_metric) as canonical_metric,
-    count(*) as steps,
-    count(*) filter (where verdict = 'agrees') as agrees,
-    count(*) filter (where verdict = 'disagrees') as disagrees,
-    count(*) filter (where verdict = 'not_comparable') as not_comparable,
-    arg_max(step, difference) filter (where difference is not null) as worst_step,
-    max(difference) as worst_difference,
-    list(step order by step) filter (where verdict = 'disagrees') as disagreeing_steps,
-    mode(convention) filter (where verdict = 'agrees') as agreeing_convention,
-    mode(convention) as any_convention
-from fct_metric_audit
-where run_id = ?
-group by metric
-order by metric
-"""
+from obs.reports.sql import query_row, query_rows
+from obs.reports.warehouse import connect, require_tables
 
 
 def _sides(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[int, int]:
     """How many rollout iterations and tracker steps the warehouse holds for the run."""
-    iterations = con.execute(
-        "select count(distinct iteration) from fct_iteration_summary where run_id = ?", [run_id]
-    ).fetchone()
-    steps = con.execute(
-        "select count(distinct step) from fct_metric_history where run_id = ?", [run_id]
-    ).fetchone()
-    return int(iterations[0] if iterations else 0), int(steps[0] if steps else 0)
+    found = query_row(con, "audit_sides", run=run_id) or {}
+    return int(found.get("iterations") or 0), int(found.get("steps") or 0)
 
 
 def load_audit(warehouse: Path, run: str) -> list[dict[str, Any]]:
@@ -67,7 +43,7 @@ def load_audit(warehouse: Path, run: str) -> list[dict[str, Any]]:
             raise ReportError(
                 missing_note([run_id], found[run_id], lacking, "audit the logged metrics")
             )
-        rows_found = rows(con, SUMMARY_SQL, [run_id])
+        rows_found = query_rows(con, "audit_metrics", run=run_id)
         if not rows_found:
             iterations, steps = _sides(con, run_id)
             raise ReportError(

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from obs.reports.charts import PAGES, Page, page_queries
+from obs.reports.charts import PAGES
+from obs.reports.exposures import Consumer, consumers
 from obs.runner.dbt import project_dir, run_dbt
 
 pytestmark = pytest.mark.integration
@@ -344,17 +345,22 @@ def test_meta_the_lake_sources_are_the_lake_tables() -> None:
     assert sorted(lake_sources()) == sorted(LAKE_TABLES)
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.exposure)
-def test_meta_each_dashboard_exposure_lists_what_its_queries_read(
-    manifest: dict, page: Page
+@pytest.mark.parametrize("consumer", consumers(), ids=lambda consumer: consumer.exposure)
+def test_meta_each_consumer_exposure_lists_what_its_queries_read(
+    manifest: dict, consumer: Consumer
 ) -> None:
-    """A dashboard's dbt exposure names exactly the marts its page's queries read (the
-    queries the chart registry gives the page, read here from their SQL)."""
+    """A consumer's dbt exposure (a dashboard's, the served pages', an answer's, an
+    export's) names exactly the models its queries read, read here from their SQL."""
     read: set[str] = set()
-    for name in page_queries(page):
+    for name in consumer.queries:
         sql = (project_dir() / "reports" / "queries" / f"{name}.sql").read_text()
-        sql = re.sub(r"--[^\n]*", "", sql)  # a mart a comment names is not read
-        read |= set(re.findall(r"\b((?:fct|dim|rpt)_[a-z0-9_]+)\b", sql))
-    [node] = [e for e in manifest["exposures"].values() if e["name"] == page.exposure]
+        sql = re.sub(r"--[^\n]*", "", sql)  # a model a comment names is not read
+        read |= set(re.findall(r"\b((?:fct|dim|rpt|stg|int)_[a-z0-9_]+)\b", sql))
+    [node] = [e for e in manifest["exposures"].values() if e["name"] == consumer.exposure]
     listed = {uid.split(".")[-1] for uid in node["depends_on"]["nodes"]}
     assert listed == read and read
+
+
+def test_meta_every_dashboard_page_has_its_exposure(manifest: dict) -> None:
+    names = {e["name"] for e in manifest["exposures"].values()}
+    assert {page.exposure for page in PAGES} <= names

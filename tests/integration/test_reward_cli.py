@@ -22,13 +22,18 @@ from typing import Any
 import duckdb
 import pytest
 from click.testing import Result
-from obs.reports.rewards import ALERT_COLUMNS, FINDING_ALERT_ROWS
 
 from tests.conftest import run_cli
 
 # What obs alerts reads: fct_alerts and the run findings that are reward alerts too
 # (the held-out metric against the reward, GRPO's lost signal).
-ALERTS = f"(select {ALERT_COLUMNS} from fct_alerts union all {FINDING_ALERT_ROWS}) as alerts"
+ALERTS = (
+    "(select run_id, step, rule_name, kind, metric, level, level_rank, message, value, "
+    "threshold from fct_alerts union all select run_id, first_step, pattern, 'finding', null, "
+    "severity, case severity when 'critical' then 4 when 'warning' then 2 else 1 end, summary, "
+    "null, null from fct_run_findings where pattern in ('held_out_collapse', "
+    "'reward_held_out_divergence', 'grpo_signal_loss')) as alerts"
+)
 
 pytestmark = pytest.mark.integration
 

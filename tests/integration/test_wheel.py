@@ -74,7 +74,7 @@ def test_a_wheel_installed_outside_the_checkout_runs_the_demo(tmp_path: Path) ->
         "obs/reports/queries/header.sql",
         "obs/runner/dbt.py",
         "obs/serve/app.py",
-        "obs/serve/queries/home_runs.sql",
+        "obs/reports/queries/home_runs.sql",
         "obs/serve/templates/home.html",
         "obs/serve/static/live.js",
     ):

@@ -1,4 +1,6 @@
--- A page of a prompt's rollouts at one iteration, with their responses (read from the lake).
+-- A page of a prompt's rollouts at one iteration, with their responses: read from
+-- staging (stg_rollouts, a view over the lake), as no mart copies the responses'
+-- text (docs/architecture.md, "The read layer").
 select
     sample_idx,
     score,
