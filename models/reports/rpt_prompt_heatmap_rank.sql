@@ -33,6 +33,7 @@ movement as (
         prompt_hash,
         case
             when min(mean_score) = max(mean_score) then 0.0
+            {#- exact: it orders informative_rank #}
             else {{ exact_float('stddev_samp(mean_score)') }}
         end as score_movement
     from fct_prompt_iteration

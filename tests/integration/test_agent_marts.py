@@ -320,7 +320,7 @@ def test_turn_advantages_of_the_hand_run(built: dict) -> None:
     expected.update({(b, 0, 1): 0.5, (b, 0, 2): -0.25, (b, 1, 1): -1.0, ("3", 0, 1): 0.0})
     assert set(got) == set(expected)
     for key, value in expected.items():
-        # published with 12 significant digits (exact_float)
+        # a float aggregate's last bits follow the order it added in
         assert got[key]["advantage"] == pytest.approx(value, abs=1e-11), key
         assert got[key]["is_given"] is (key[0] == b), key
         assert got[key]["source"] == "rollouts"

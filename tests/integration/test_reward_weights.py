@@ -197,7 +197,6 @@ def test_reward_steps_judge_the_weighted_reward(built: Built) -> None:
         assert steps[step]["std"] == pytest.approx(r.std(), rel=1e-10)
         assert steps[step]["min"] == pytest.approx(r.min(), rel=1e-10)
         assert steps[step]["seed_mean"] == pytest.approx(matrix.sum(axis=1).mean(), rel=1e-10)
-    # (exact_float keeps 12 digits)
     # the optimised reward rises while the plain sum falls
     assert steps[20]["mean"] > steps[1]["mean"] + 0.5
     assert steps[20]["seed_mean"] < steps[1]["seed_mean"] - 1.5

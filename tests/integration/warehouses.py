@@ -1,8 +1,8 @@
 """Two DuckDB warehouses compared relation by relation, row by row.
 
-Shared by the engine-parity test (obs's executor against dbt, floats within a
-tolerance) and the exact-numbers test (builds of one lake, floats bit for bit):
-each passes its own notion of two equal floats.
+Shared by the engine-parity test (obs's executor against dbt) and the
+builds-agree test (builds of one lake in different thread layouts): floats
+within a tolerance, everything else (texts, labels, ranks, flags) exactly.
 """
 
 from __future__ import annotations
@@ -17,8 +17,13 @@ import duckdb
 FloatsEqual = Callable[[float, float], bool]
 
 
-def bit_for_bit(a: float, b: float) -> bool:
-    return a.hex() == b.hex()
+def relative(tolerance: float, zero: float = 1e-15) -> FloatsEqual:
+    """Floats equal when they differ by at most ``tolerance`` of the larger, or
+    both lie within ``zero`` of 0 (a value 0 by the math comes out as float noise
+    whose size and sign follow the order the engine added in)."""
+    return lambda a, b: (
+        a == b or abs(a - b) <= tolerance * max(abs(a), abs(b)) or max(abs(a), abs(b)) <= zero
+    )
 
 
 def within(tolerance: float) -> FloatsEqual:

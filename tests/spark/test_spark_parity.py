@@ -7,7 +7,9 @@ iteration, a grown dump, a new run, tracker histories, a reward monitor, an
 agent's logs); after the cold build and after the incremental one, every
 model built on Spark (the ported ones: the others are disabled there) holds
 the rows of the DuckDB model of the same name: sorted rows, the same
-columns, doubles within 1e-9 relative. One Spark session for the module.
+columns, doubles within 1e-9 relative, texts the same with their numbers
+read as numbers (within 1e-9: the engines write a double their own way,
+``1e-05`` and ``1.0E-5``). One Spark session for the module.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from obs.runner.spark import missing_for_spark
 from tests.conftest import run_cli
 from tests.integration.growing_run import GrowingRun, land_first, land_more
 from tests.integration.test_run_findings import PLANTS, _diverged, _write_verl_lines
+from tests.text_numbers import numbers_agree, rounded_text, texts_agree
 from tests.unit.test_portable_sql import NOT_PORTED, ROOT, _models
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
@@ -65,9 +68,9 @@ def _sort_key(row: tuple) -> tuple:
 
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, float) and isinstance(b, float):
-        if math.isnan(a) or math.isnan(b):
-            return math.isnan(a) and math.isnan(b)
-        return a == b or abs(a - b) <= RELATIVE * max(abs(a), abs(b))
+        return numbers_agree(a, b, RELATIVE)
+    if isinstance(a, str) and isinstance(b, str):
+        return texts_agree(a, b, RELATIVE)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict) and isinstance(b, dict):
@@ -82,9 +85,16 @@ def _table(model: str, path: Path) -> str:
 
 
 def _rounded(row: tuple) -> tuple:
-    """A row with its floats at 9 significant digits: the order rows sort in, so two
-    rows equal within the tolerance meet."""
-    return tuple(float(f"{v:.9g}") if isinstance(v, float) and math.isfinite(v) else v for v in row)
+    """A row with its floats, and the numbers in its texts, at 9 significant digits:
+    the order rows sort in, so two rows equal within the tolerance meet."""
+    return tuple(
+        float(f"{v:.9g}")
+        if isinstance(v, float) and math.isfinite(v)
+        else rounded_text(v)
+        if isinstance(v, str)
+        else v
+        for v in row
+    )
 
 
 def _differences(warehouse: Path, spark: Any) -> dict[str, str]:

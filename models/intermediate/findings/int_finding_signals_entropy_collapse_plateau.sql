@@ -72,10 +72,10 @@ signals as (
         case when count(*) >= {{ var('plateau_min_windows') }} then 2 else 1 end as severity_rank,
         -any_value(entropy_collapse.collapse_entropy) as strength,
         'entropy fell to '
-        || {{ number_text(round_to('any_value(entropy_collapse.collapse_entropy)', 3)) }}
+        || cast({{ round_to('any_value(entropy_collapse.collapse_entropy)', 3) }} as string)
         || ' at step ' || entropy_collapse.collapse_step || ' (under '
         || '{{ var("entropy_collapse_fraction") }}' || ' of its early '
-        || {{ number_text(round_to('any_value(entropy_collapse.early_entropy)', 3)) }}
+        || cast({{ round_to('any_value(entropy_collapse.early_entropy)', 3) }} as string)
         || '), then reward_mean stopped improving (flat from step '
         || min(plateau.step) || ')' as phrase,
         {{ key_value_list([

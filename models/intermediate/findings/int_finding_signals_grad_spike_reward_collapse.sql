@@ -240,25 +240,26 @@ signals as (
         spike_step as step,
         3 as severity_rank,
         grad_z as strength,
-        'grad_norm reached ' || {{ number_text(round_to('grad_norm', 3)) }}
+        'grad_norm reached ' || cast({{ round_to('grad_norm', 3) }} as string)
         || ' at step ' || spike_step
         || case
             when is_first_point
                 then
-                    ', ' || {{ number_text(round_to('grad_norm / grad_before', 1)) }}
-                    || 'x the median ' || {{ number_text(round_to('grad_before', 3)) }}
+                    ', ' || cast({{ round_to('grad_norm / grad_before', 1) }} as string)
+                    || 'x the median ' || cast({{ round_to('grad_before', 3) }} as string)
                     || ' of the points after it, z '
-                    || coalesce({{ number_text(round_to('grad_z', 1)) }}, '-')
+                    || coalesce(cast({{ round_to('grad_z', 1) }} as string), '-')
                     || ' (first point: nothing before it)'
             when is_burn_in_spike
                 then
-                    ' from ' || {{ number_text(round_to('grad_before', 3)) }}
+                    ' from ' || cast({{ round_to('grad_before', 3) }} as string)
                     || ' the point before, z '
-                    || {{ number_text(round_to('grad_z', 1)) }}
+                    || cast({{ round_to('grad_z', 1) }} as string)
                     || ' against its step-to-step changes (burn-in)'
             else
-                ', z ' || {{ number_text(round_to('grad_z', 1)) }} || ' above its trailing median '
-                || {{ number_text(round_to('grad_trailing_median', 3)) }}
+                ', z ' || cast({{ round_to('grad_z', 1) }} as string)
+                || ' above its trailing median '
+                || cast({{ round_to('grad_trailing_median', 3) }} as string)
         end as phrase,
         {{ key_value_list([
             ("'grad_norm'", 'grad_norm'),
@@ -275,7 +276,7 @@ signals as (
         collapse_step as step,
         3 as severity_rank,
         drop_z as strength,
-        'then reward_mean averaged ' || {{ number_text(round_to('reward_min', 3)) }}
+        'then reward_mean averaged ' || cast({{ round_to('reward_min', 3) }} as string)
         || ' over the {{ var("collapse_min_points") }} points from step ' || collapse_step || ', '
         || cast(
             cast(
@@ -287,8 +288,8 @@ signals as (
             when is_early_baseline then '% below its median up to the spike '
             else '% below its trailing median '
         end
-        || {{ number_text(round_to('reward_before', 3)) }}
-        || ' (z ' || {{ number_text(round_to('drop_z', 1)) }} || ')' as phrase,
+        || cast({{ round_to('reward_before', 3) }} as string)
+        || ' (z ' || cast({{ round_to('drop_z', 1) }} as string) || ')' as phrase,
         {{ key_value_list([
             ("'reward_before'", 'reward_before'),
             ("'reward_min'", 'reward_min'),

@@ -377,14 +377,14 @@ signals as (
         last_step as step,
         3 as severity_rank,
         (start_level - low_mean) / abs(start_level) as strength,
-        performance_metric || ' averaged ' || {{ number_text(round_to('low_mean', 3)) }}
+        performance_metric || ' averaged ' || cast({{ round_to('low_mean', 3) }} as string)
         || ' over its ' || low_points || ' points from step ' || first_low_step
         || ' to its last at step ' || last_step || ', '
         || cast(cast(round(100 * (start_level - low_mean) / abs(start_level)) as bigint) as string)
-        || '% below its start ' || {{ number_text(round_to('start_level', 3)) }}
+        || '% below its start ' || cast({{ round_to('start_level', 3) }} as string)
         || ', while ' || reward_text || ' held ('
-        || {{ number_text(round_to('reward_during', 3)) }}
-        || ' over those steps against ' || {{ number_text(round_to('reward_start', 3)) }}
+        || cast({{ round_to('reward_during', 3) }} as string)
+        || ' over those steps against ' || cast({{ round_to('reward_start', 3) }} as string)
         || ' at the start)' as phrase,
         {{ key_value_list([
             ("'held_out_start'", 'start_level'),
@@ -406,12 +406,12 @@ signals as (
         performance_metric || ' fell ' || cast(cast(round(100 * held_out_fall) as bigint) as string)
         || '% over steps ' || first_step || '-' || last_step
         || case when span = 'run' then ' (the whole run)' else '' end
-        || ' (fitted ' || {{ number_text(round_to('held_out_start', 3)) }} || ' to '
-        || {{ number_text(round_to('held_out_end', 3)) }}
+        || ' (fitted ' || cast({{ round_to('held_out_start', 3) }} as string) || ' to '
+        || cast({{ round_to('held_out_end', 3) }} as string)
         || ') while ' || reward_text || ' rose (fitted '
-        || {{ number_text(round_to('reward_start', 3)) }}
-        || ' to ' || {{ number_text(round_to('reward_end', 3)) }} || ', r-squared '
-        || {{ number_text(round_to('reward_r_squared', 2)) }} || ')' as phrase,
+        || cast({{ round_to('reward_start', 3) }} as string)
+        || ' to ' || cast({{ round_to('reward_end', 3) }} as string) || ', r-squared '
+        || cast({{ round_to('reward_r_squared', 2) }} as string) || ')' as phrase,
         {{ key_value_list([
             ("'held_out_start'", 'held_out_start'),
             ("'held_out_end'", 'held_out_end'),

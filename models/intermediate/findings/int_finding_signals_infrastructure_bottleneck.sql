@@ -56,11 +56,11 @@ signals as (
             when 'max_total_s' then 'the slowest game took '
             else 'a volume reload took '
         end
-        || {{ number_text(round_to('value', 2)) }} || ' s at step ' || step
-        || ', z ' || {{ number_text(round_to('z', 1)) }} || ', '
-        || {{ number_text(round_to(divide('value', 'trailing_median'), 1)) }}
+        || cast({{ round_to('value', 2) }} as string) || ' s at step ' || step
+        || ', z ' || cast({{ round_to('z', 1) }} as string) || ', '
+        || cast({{ round_to(divide('value', 'trailing_median'), 1) }} as string)
         || 'x its trailing median '
-        || {{ number_text(round_to('trailing_median', 2)) }} || ' s' as phrase,
+        || cast({{ round_to('trailing_median', 2) }} as string) || ' s' as phrase,
         {{ key_value_list([
             ('metric', 'value'),
             ("metric || '_z'", 'z'),

@@ -26,7 +26,7 @@ signals as (
         step,
         case when value > 2 * {{ var('kl_max') }} then 3 else 2 end as severity_rank,
         value as strength,
-        'kl reached ' || {{ number_text(round_to('value', 3)) }} || ' at step ' || step
+        'kl reached ' || cast({{ round_to('value', 3) }} as string) || ' at step ' || step
         || ' (limit '
         || '{{ var("kl_max") }}' || ')' as phrase,
         {{ key_value_list([
@@ -44,9 +44,9 @@ signals as (
         step,
         2 as severity_rank,
         window_slope as strength,
-        'kl rose steadily ' || {{ number_text(round_to('window_slope', 4)) }}
+        'kl rose steadily ' || cast({{ round_to('window_slope', 4) }} as string)
         || ' a step over steps '
-        || window_first_step || '-' || step || ' to ' || {{ number_text(round_to('value', 3)) }}
+        || window_first_step || '-' || step || ' to ' || cast({{ round_to('value', 3) }} as string)
         || ', on course for ' || '{{ var("kl_max") }}' || ' within '
         || '{{ var("kl_projection_steps") }}' || ' steps' as phrase,
         {{ key_value_list([

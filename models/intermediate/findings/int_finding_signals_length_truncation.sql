@@ -29,12 +29,12 @@ signals as (
         clip.step,
         2 as severity_rank,
         clip.value as strength,
-        'clip_ratio reached ' || {{ number_text(round_to('clip.value', 3)) }}
+        'clip_ratio reached ' || cast({{ round_to('clip.value', 3) }} as string)
         || ' at step ' || clip.step
         || ' (above ' || '{{ var("clip_ratio_max") }}' || '), rising '
-        || {{ number_text(round_to('clip.window_slope', 4)) }}
+        || cast({{ round_to('clip.window_slope', 4) }} as string)
         || ' a step with response_length rising '
-        || {{ number_text(round_to('length.window_slope', 1)) }} || ' a step to '
+        || cast({{ round_to('length.window_slope', 1) }} as string) || ' a step to '
         || cast(cast(round(length.value) as bigint) as string)
             as phrase,
         {{ key_value_list([

@@ -43,7 +43,7 @@ signals as (
         step,
         2 as severity_rank,
         -value as strength,
-        'extraction_rate ' || {{ number_text(round_to('value', 3)) }} || ' at step ' || step
+        'extraction_rate ' || cast({{ round_to('value', 3) }} as string) || ' at step ' || step
         || ', below '
         || '{{ var("extraction_rate_min") }}' as phrase,
         {{ key_value_list([
@@ -70,9 +70,9 @@ signals as (
         step,
         2 as severity_rank,
         window_mean / greatest(baseline_mean, 1) as strength,
-        'empty_responses averaged ' || {{ number_text(round_to('window_mean', 1)) }}
+        'empty_responses averaged ' || cast({{ round_to('window_mean', 1) }} as string)
         || ' a step over steps ' || window_first_step || '-' || step || ', up from '
-        || {{ number_text(round_to('baseline_mean', 1)) }}
+        || cast({{ round_to('baseline_mean', 1) }} as string)
             as phrase,
         {{ key_value_list([
             ("'empty_responses_window_mean'", 'window_mean'),
@@ -95,16 +95,16 @@ signals as (
         reward.step,
         2 as severity_rank,
         -reward.window_slope as strength,
-        'reward_mean fell ' || {{ number_text(round_to('-reward.window_slope', 4)) }}
+        'reward_mean fell ' || cast({{ round_to('-reward.window_slope', 4) }} as string)
         || ' a step over steps ' || reward.window_first_step || '-' || reward.step
-        || ' to a mean of ' || {{ number_text(round_to('reward.window_mean', 3)) }} || ' from '
-        || {{ number_text(round_to('reward.baseline_mean', 3)) }} || ' before'
+        || ' to a mean of ' || cast({{ round_to('reward.window_mean', 3) }} as string) || ' from '
+        || cast({{ round_to('reward.baseline_mean', 3) }} as string) || ' before'
         || case
             when loss.step is not null
                 then
                     ', while loss stayed low ('
-                    || {{ number_text(round_to('loss.window_mean', 3)) }}
-                    || ' against ' || {{ number_text(round_to('loss.baseline_mean', 3)) }} || ')'
+                    || cast({{ round_to('loss.window_mean', 3) }} as string)
+                    || ' against ' || cast({{ round_to('loss.baseline_mean', 3) }} as string) || ')'
             else ' (no loss logged)'
         end as phrase,
         {{ key_value_list([

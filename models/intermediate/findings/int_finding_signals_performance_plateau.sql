@@ -46,18 +46,19 @@ signals as (
         case
             when is_saturated
                 then
-                    metric || ' sat at its maximum ' || {{ number_text(round_to('series_max', 3)) }}
+                    metric || ' sat at its maximum '
+                    || cast({{ round_to('series_max', 3) }} as string)
                     || ' on ' || cast(cast(round(100 * rest_at_max) as bigint) as string)
                     || '% of the points from step ' || step || ' to ' || last_step
             else
                 metric || ' stopped improving at step ' || step || ': to step ' || last_step
-                || ' its trend was ' || {{ number_text(round_to('rest_slope', 6) ~ ' + 0.0') }}
-                || ' a step (mean ' || {{ number_text(round_to('rest_mean', 3)) }}
-                || '), at most ' || {{ number_text(round_to('gain_upper', 4) ~ ' + 0.0') }}
+                || ' its trend was ' || cast({{ round_to('rest_slope', 6) ~ ' + 0.0' }} as string)
+                || ' a step (mean ' || cast({{ round_to('rest_mean', 3) }} as string)
+                || '), at most ' || cast({{ round_to('gain_upper', 4) ~ ' + 0.0' }} as string)
                 || ' gained by the end within {{ var('trend_z') }} standard errors'
                 || coalesce(
                     ' (its pace before: '
-                    || {{ number_text(round_to('pace_before', 6) ~ ' + 0.0') }}
+                    || cast({{ round_to('pace_before', 6) ~ ' + 0.0' }} as string)
                     || ' a step)',
                     ''
                 )

@@ -29,9 +29,9 @@ signals as (
         last_step as step,
         1 as severity_rank,
         r_squared as strength,
-        'reward ~ ' || {{ number_text(round_to('prefactor', 5)) }} || ' * compute^'
-        || {{ number_text(round_to('exponent', 3)) }} || ' (r_squared '
-        || {{ number_text(round_to('r_squared', 3)) }} || ' over ' || n_used || ' points, '
+        'reward ~ ' || cast({{ round_to('prefactor', 5) }} as string) || ' * compute^'
+        || cast({{ round_to('exponent', 3) }} as string) || ' (r_squared '
+        || cast({{ round_to('r_squared', 3) }} as string) || ' over ' || n_used || ' points, '
         || n_excluded || ' non-positive excluded)' as phrase,
         {{ key_value_list([
             ("'exponent'", 'exponent'),

@@ -30,11 +30,11 @@ signals as (
         stats.step,
         2 as severity_rank,
         -stats.value as strength,
-        'cache hit rate ' || {{ number_text(round_to('stats.value', 3)) }}
+        'cache hit rate ' || cast({{ round_to('stats.value', 3) }} as string)
         || ' at step ' || stats.step
         || ' after warm-up, below ' || '{{ var("cache_hit_low") }}'
         || ' (run mean after warm-up '
-        || {{ number_text(round_to('cache_stats.hit_rate_after_warmup', 3)) }} || ')'
+        || cast({{ round_to('cache_stats.hit_rate_after_warmup', 3) }} as string) || ')'
             as phrase,
         {{ key_value_list([
             ("'hit_rate'", 'stats.value'),

@@ -46,30 +46,30 @@ instability_spikes as (
         case
             when metric = 'reward_mean_change'
                 then
-                    'reward_mean moved by ' || {{ number_text(round_to('value', 3)) }}
+                    'reward_mean moved by ' || cast({{ round_to('value', 3) }} as string)
                     || ' at step ' || step
-                    || ', z ' || {{ number_text(round_to('z', 1)) }}
+                    || ', z ' || cast({{ round_to('z', 1) }} as string)
                     || ' against its step-to-step changes'
                     || case when is_burn_in then ' (burn-in)' else '' end
             when metric = 'extraction_rate'
                 then
-                    'extraction_rate fell to ' || {{ number_text(round_to('value', 3)) }}
+                    'extraction_rate fell to ' || cast({{ round_to('value', 3) }} as string)
                     || ' at step ' || step
-                    || ', z ' || {{ number_text(round_to('z', 1)) }}
+                    || ', z ' || cast({{ round_to('z', 1) }} as string)
                     || ' below its trailing median '
-                    || {{ number_text(round_to('trailing_median', 3)) }}
+                    || cast({{ round_to('trailing_median', 3) }} as string)
             when is_burn_in
                 then
-                    metric || ' reached ' || {{ number_text(round_to('value', 3)) }}
+                    metric || ' reached ' || cast({{ round_to('value', 3) }} as string)
                     || ' at step ' || step
-                    || ' from ' || {{ number_text(round_to('burn_in_reference', 3)) }}
-                    || ' the point before, z ' || {{ number_text(round_to('z', 1)) }}
+                    || ' from ' || cast({{ round_to('burn_in_reference', 3) }} as string)
+                    || ' the point before, z ' || cast({{ round_to('z', 1) }} as string)
                     || ' against its step-to-step changes (burn-in)'
             else
-                metric || ' reached ' || {{ number_text(round_to('value', 3)) }}
+                metric || ' reached ' || cast({{ round_to('value', 3) }} as string)
                 || ' at step ' || step
-                || ', z ' || {{ number_text(round_to('z', 1)) }} || ' above its trailing median '
-                || {{ number_text(round_to('trailing_median', 3)) }}
+                || ', z ' || cast({{ round_to('z', 1) }} as string) || ' above its trailing median '
+                || cast({{ round_to('trailing_median', 3) }} as string)
         end as phrase,
         {{ key_value_list([
             ('metric', 'value'),
@@ -112,7 +112,7 @@ instability_non_finite as (
         step,
         3 as severity_rank,
         cast(1e9 as double) as strength,
-        canonical_metric || ' was ' || {{ number_text('value') }} || ' at step ' || step
+        canonical_metric || ' was ' || cast(value as string) || ' at step ' || step
             as phrase,
         {{ key_value_list([
             ("canonical_metric || '_non_finite_step'", 'cast(step as double)'),

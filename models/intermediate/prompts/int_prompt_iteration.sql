@@ -33,41 +33,38 @@ aggregated as (
         iteration,
         prompt_hash,
         count(*) as n_samples,
-        {{ exact_float('avg(score)') }} as mean_score,
+        avg(score) as mean_score,
         case
             when min(score) = max(score) then 0.0
-            else {{ exact_float('stddev_samp(score)') }}
+            else stddev_samp(score)
         end as std_score,
         min(score) as min_score,
         max(score) as max_score,
-        {{ exact_float('avg(v_i)') }} as mean_v_i,
-        {{ exact_float('avg(s_i)') }} as mean_s_i,
-        {{ exact_float('avg(inst_strict_acc)') }} as mean_inst_strict_acc,
+        avg(v_i) as mean_v_i,
+        avg(s_i) as mean_s_i,
+        avg(inst_strict_acc) as mean_inst_strict_acc,
         max(num_instructions) as num_instructions,
         count(prompt_strict_acc) as n_judged_by_instructions,
         max(case when is_strict_success then 1 else 0 end) as prompt_strict_acc,
-        {{ exact_float(
-            'avg(case when is_strict_success then 1 else 0 end)'
-        ) }} as strict_success_rate,
-        {{ exact_float('avg(case when is_pass then 1 else 0 end)') }} as pass_rate,
+        avg(case when is_strict_success then 1 else 0 end) as strict_success_rate,
+        avg(case when is_pass then 1 else 0 end) as pass_rate,
         {# the build's success (var success): solved when any rollout is #}
         max(case when is_success then 1 else 0 end) as solved,
-        {{ exact_float(
-            'avg(case when is_success then 1 else 0 end)'
-        ) }} as success_rate,
+        avg(case when is_success then 1 else 0 end) as success_rate,
         min(success_value) as min_success_value,
         max(success_value) as max_success_value,
-        {{ exact_float('avg(score) filter (where score_rank <= 1)') }}
+        avg(score) filter (where score_rank <= 1)
             as mean_at_1,
-        {{ exact_float('avg(score) filter (where score_rank <= 3)') }}
+        avg(score) filter (where score_rank <= 3)
             as mean_at_3,
+        {#- exact: it orders the k-means start and the curriculum's order #}
         {{ exact_float('avg(score) filter (where score_rank <= 5)') }}
             as mean_at_5,
-        {{ exact_float('avg(score) filter (where score_rank <= 10)') }}
+        avg(score) filter (where score_rank <= 10)
             as mean_at_10,
-        {{ exact_float('avg(score) filter (where score_rank <= 20)') }}
+        avg(score) filter (where score_rank <= 20)
             as mean_at_20,
-        {{ exact_float('avg(response_chars)') }} as mean_response_chars,
+        avg(response_chars) as mean_response_chars,
         max(ingested_at) as ingested_through
     from ranked
     group by 1, 2, 3

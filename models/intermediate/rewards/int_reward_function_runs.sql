@@ -50,8 +50,8 @@ run_steps as (
     select
         run_id,
         count(distinct step) as steps,
-        {{ exact_float('sum(weight * coalesce(total, mean))') }} as run_total,
-        {{ exact_float('sum(coalesce(total, mean))') }} as seed_run_total
+        sum(weight * coalesce(total, mean)) as run_total,
+        sum(coalesce(total, mean)) as seed_run_total
     from judged
     group by 1
 ),
@@ -78,31 +78,31 @@ final as (
         any_value(run_steps.steps) as run_steps,
         count(*) as steps,
         cast(sum(pooled_mean.n) as bigint) as n,
-        {{ exact_float('any_value(pooled_mean.pooled_mean)') }} as mean,
-        {{ exact_float('sqrt(
+        any_value(pooled_mean.pooled_mean) as mean,
+        sqrt(
             sum(
                 pooled_mean.sample_weight * (
                     coalesce(pooled_mean.variance, 0)
                     + power(pooled_mean.mean - pooled_mean.pooled_mean, 2)
                 )
             ) / sum(pooled_mean.sample_weight)
-        )') }} as std,
-        {{ exact_float('sum(coalesce(pooled_mean.total, pooled_mean.mean))') }}
+        ) as std,
+        sum(coalesce(pooled_mean.total, pooled_mean.mean))
             as function_total,
         any_value(run_steps.run_total) as run_total,
         any_value(run_steps.seed_run_total) as seed_run_total,
         any_value(pooled_mean.weight) as weight,
-        {{ exact_float('avg(pooled_mean.mean)') }} as step_mean_mean,
-        {{ exact_float('stddev_pop(pooled_mean.mean)') }} as step_mean_std,
+        avg(pooled_mean.mean) as step_mean_mean,
+        stddev_pop(pooled_mean.mean) as step_mean_std,
         count(pooled_mean.variance) filter (
             where pooled_mean.basis = 'logged' or pooled_mean.n >= 2
         ) as variance_steps,
-        {{ exact_float("avg(pooled_mean.variance) filter (
+        avg(pooled_mean.variance) filter (
             where pooled_mean.basis = 'logged' or pooled_mean.n >= 2
-        )") }} as step_variance_mean,
-        {{ exact_float("stddev_pop(pooled_mean.variance) filter (
+        ) as step_variance_mean,
+        stddev_pop(pooled_mean.variance) filter (
             where pooled_mean.basis = 'logged' or pooled_mean.n >= 2
-        )") }} as step_variance_std,
+        ) as step_variance_std,
         any_value(coverage.coverage) as coverage
     from pooled_mean
     inner join run_steps on pooled_mean.run_id = run_steps.run_id

@@ -98,11 +98,11 @@ weighted as (
 step_sums as (
     select
         *,
-        {{ exact_float('sum(weight * total) over step_window') }} as step_total,
-        {{ exact_float('sum(weight * mean) over step_window') }} as step_mean_sum,
-        {{ exact_float('sum(abs(weight * mean)) over step_window') }} as step_abs_mean_sum,
-        {{ exact_float('sum(total) over step_window') }} as seed_step_total,
-        {{ exact_float('sum(mean) over step_window') }} as seed_step_mean_sum
+        sum(weight * total) over step_window as step_total,
+        sum(weight * mean) over step_window as step_mean_sum,
+        sum(abs(weight * mean)) over step_window as step_abs_mean_sum,
+        sum(total) over step_window as seed_step_total,
+        sum(mean) over step_window as seed_step_mean_sum
     from weighted
     window step_window as (partition by run_id, step)
 ),

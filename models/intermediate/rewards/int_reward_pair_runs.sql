@@ -54,13 +54,13 @@ final as (
 
         ---------- numerics
         any_value(pooled.n) as n,
-        {{ exact_float('any_value(pooled.mean_a)') }} as mean_a,
-        {{ exact_float('any_value(pooled.mean_b)') }} as mean_b,
-        {{ exact_float('sum(
+        any_value(pooled.mean_a) as mean_a,
+        any_value(pooled.mean_b) as mean_b,
+        sum(
             pairs.comoment
             + pairs.n * (pairs.mean_a - pooled.mean_a)
             * (pairs.mean_b - pooled.mean_b)
-        )') }} as comoment
+        ) as comoment
     from pairs
     inner join pooled using (run_id, function_a, function_b)
     group by 1, 2, 3

@@ -22,12 +22,12 @@ final as (
 
         ---------- numerics
         count(*) as n,
-        {{ exact_float('avg(reward)') }} as mean,
-        {{ exact_float('stddev_pop(reward)') }} as std,
+        avg(reward) as mean,
+        stddev_pop(reward) as std,
         min(reward) as min,
         max(reward) as max,
-        {{ exact_float('sum(reward)') }} as total,
-        {{ exact_float('var_pop(reward)') }} as variance,
+        sum(reward) as total,
+        var_pop(reward) as variance,
         {#- the weights the step's rollouts name (int_reward_weights takes
             them when they agree) -#}
         max(source_weight) as source_weight,

@@ -98,9 +98,9 @@ final as (
 
         ---------- numerics
         count(*) as n,
-        {{ exact_float('avg(paired.reward_a)') }} as mean_a,
-        {{ exact_float('avg(paired.reward_b)') }} as mean_b,
-        {{ exact_float('covar_pop(paired.reward_a, paired.reward_b) * count(*)') }} as comoment,
+        avg(paired.reward_a) as mean_a,
+        avg(paired.reward_b) as mean_b,
+        covar_pop(paired.reward_a, paired.reward_b) * count(*) as comoment,
 
         ---------- timestamps
         max(paired.ingested_through) as ingested_through

@@ -58,8 +58,8 @@ per_sample as (
         samples.run_id,
         samples.step,
         samples.sample_idx,
-        {{ exact_float('sum(coalesce(weights.weight, 1.0) * samples.reward)') }} as total_reward,
-        {{ exact_float('sum(samples.reward)') }} as seed_total_reward,
+        sum(coalesce(weights.weight, 1.0) * samples.reward) as total_reward,
+        sum(samples.reward) as seed_total_reward,
         max(samples.ingested_through) as ingested_through
     from samples
     left join weights
@@ -96,19 +96,19 @@ final as (
 
         ---------- numerics
         count(*) as n,
-        {{ exact_float('avg(total_reward)') }} as mean,
-        {{ exact_float('avg(seed_total_reward)') }} as seed_mean,
-        {{ exact_float('stddev_pop(total_reward)') }} as std,
+        avg(total_reward) as mean,
+        avg(seed_total_reward) as seed_mean,
+        stddev_pop(total_reward) as std,
         min(total_reward) as min,
         max(total_reward) as max,
-        {{ exact_float('sum(total_reward)') }} as total,
-        {{ exact_float('var_pop(total_reward)') }} as variance,
+        sum(total_reward) as total,
+        var_pop(total_reward) as variance,
         case
             when count(*) > 1 and any_value(shifted_sum) > 0
-                then {{ exact_float('-sum(
+                then -sum(
                     (shifted_reward / shifted_sum + 1e-10)
                     * ln(shifted_reward / shifted_sum + 1e-10)
-                )') }}
+                )
             else 0.0
         end as entropy,
 

@@ -62,7 +62,7 @@ per_sample as (
         samples.run_id,
         samples.step,
         samples.sample_idx,
-        {{ exact_float('sum(coalesce(weights.weight, 1.0) * samples.reward)') }} as total_reward
+        sum(coalesce(weights.weight, 1.0) * samples.reward) as total_reward
     from samples
     left join weights
         on samples.run_id = weights.run_id and samples.reward_function = weights.reward_function
@@ -97,8 +97,8 @@ final as (
 
         ---------- numerics
         count(*) as n,
-        {{ exact_float('avg(with_total.reward)') }} as mean_reward,
-        {{ exact_float('avg(with_total.total_reward)') }} as mean_total,
+        avg(with_total.reward) as mean_reward,
+        avg(with_total.total_reward) as mean_total,
         {#- a co-moment within the float noise of its sums (n times the
             largest |x| |y|, times 1e-12) is 0: the engines' algorithms leave
             different noise there (a constant's 0 read as -3e-17) -#}
@@ -108,10 +108,8 @@ final as (
             ('reward_comoment', 'var_pop(' ~ r ~ ')', 'max(abs(' ~ r ~ ')) * max(abs(' ~ r ~ '))'),
             ('total_comoment', 'var_pop(' ~ t ~ ')', 'max(abs(' ~ t ~ ')) * max(abs(' ~ t ~ '))'),
         ] %}
-            {{ exact_float(
-                'case when abs(' ~ expression ~ ') <= 1e-12 * ' ~ scale
-                ~ ' then 0.0 else ' ~ expression ~ ' * count(*) end'
-            ) }} as {{ name }},
+            {{ 'case when abs(' ~ expression ~ ') <= 1e-12 * ' ~ scale
+                ~ ' then 0.0 else ' ~ expression ~ ' * count(*) end' }} as {{ name }},
         {%- endfor %}
 
         ---------- timestamps

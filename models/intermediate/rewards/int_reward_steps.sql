@@ -56,16 +56,12 @@ logged_steps as (
         run_id,
         step,
         max(value) filter (where measure = 'mean' and reward_function is null) as mean,
-        {{ exact_float(
-            "sum(weight * value) filter (
-                where measure = 'mean' and reward_function is not null
-            )"
-        ) }} as function_mean_sum,
-        {{ exact_float(
-            "sum(value) filter (
-                where measure = 'mean' and reward_function is not null
-            )"
-        ) }} as seed_function_mean_sum,
+        sum(weight * value) filter (
+            where measure = 'mean' and reward_function is not null
+        ) as function_mean_sum,
+        sum(value) filter (
+            where measure = 'mean' and reward_function is not null
+        ) as seed_function_mean_sum,
         max(value) filter (where measure = 'std' and reward_function is null) as std,
         max(value) filter (where measure = 'min' and reward_function is null) as min,
         max(value) filter (where measure = 'max' and reward_function is null) as max,

@@ -5,6 +5,10 @@
    extraction or power-law families) with no cache key gets a row with the
    cache off, because a missing cache is itself a finding. Totals are the
    last logged values (the trainer logs them cumulatively). #}
+{#- exact: it meets cache_hit_good and cache_hit_low (status) #}
+{%- set judged_rate = exact_float(
+    'coalesce(hit_rate_after_warmup, avg_hit_rate, overall_hit_rate)'
+) -%}
 with
 
 history as (
@@ -67,11 +71,11 @@ hit_rate_stats as (
     select
         run_id,
         count(*) as data_points,
-        {{ exact_float('avg(hit_rate)') }} as avg_hit_rate,
+        avg(hit_rate) as avg_hit_rate,
         {{ arg_max('hit_rate', 'step') }} as final_hit_rate,
         max(hit_rate) as peak_hit_rate,
-        {{ exact_float('avg(hit_rate) filter (where is_after_warmup)') }} as hit_rate_after_warmup,
-        {{ exact_float(regression_slope('hit_rate', 'step')) }} as hit_rate_slope
+        avg(hit_rate) filter (where is_after_warmup) as hit_rate_after_warmup,
+        {{ regression_slope('hit_rate', 'step') }} as hit_rate_slope
     from hit_rates
     group by 1
 ),
@@ -116,9 +120,7 @@ joined as (
         totals.total_cache_queries,
         totals.total_prompt_tokens,
         hit_rate_stats.avg_hit_rate * totals.total_prompt_tokens as estimated_tokens_saved,
-        {# 12 significant digits: the last bits follow the order a parallel
-           aggregate added in #}
-        {{ significant('hit_rate_stats.hit_rate_slope') }} as hit_rate_slope
+        hit_rate_stats.hit_rate_slope
     from runs
     left join cache_runs using (run_id)
     left join seed_003_runs using (run_id)
@@ -131,14 +133,9 @@ final as (
         *,
         case
             when not cache_enabled then 'disabled'
-            when
-                coalesce(hit_rate_after_warmup, avg_hit_rate, overall_hit_rate)
-                >= {{ var('cache_hit_good') }} then 'good'
-            when
-                coalesce(hit_rate_after_warmup, avg_hit_rate, overall_hit_rate)
-                < {{ var('cache_hit_low') }} then 'low'
-            when coalesce(hit_rate_after_warmup, avg_hit_rate, overall_hit_rate) is not null
-                then 'ok'
+            when {{ judged_rate }} >= {{ var('cache_hit_good') }} then 'good'
+            when {{ judged_rate }} < {{ var('cache_hit_low') }} then 'low'
+            when {{ judged_rate }} is not null then 'ok'
         end as status
     from joined
 )

@@ -245,8 +245,9 @@ baselines as (
         run_id,
         metric,
         n,
+        {#- exact: the findings weigh a window's mean against it #}
         {{ exact_float('avg(value) over baseline') }} as baseline_mean,
-        {{ exact_float('stddev_samp(value) over baseline') }} as baseline_std,
+        stddev_samp(value) over baseline as baseline_std,
         count(*) over baseline as baseline_points
     from numbered
     window baseline as (

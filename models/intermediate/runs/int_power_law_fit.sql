@@ -98,12 +98,12 @@ ols as (
     select
         scope,
         fit_id,
-        {{ exact_float(regression_slope('y', 'x')) }} as exponent,
-        {{ exact_float('avg(y)') }} as mean_y,
-        {{ exact_float('avg(x)') }} as mean_x,
+        {{ regression_slope('y', 'x') }} as exponent,
+        avg(y) as mean_y,
+        avg(x) as mean_x,
         case
             when var_pop(x) > 0 and var_pop(y) > 0
-                then {{ exact_float('power(corr(y, x), 2)') }}
+                then power(corr(y, x), 2)
         end as r_squared,
         min(step) as first_step,
         max(step) as last_step,
@@ -143,10 +143,6 @@ fitted as (
     left join ols using (scope, fit_id)
 ),
 
-{# Fits are reported to 12 significant digits (macro significant): the
-    last bits of a regression depend on the order parallel threads added its
-    sums in, and a fit should read the same at every build. #}
-
 final as (
     select
         scope,
@@ -154,9 +150,9 @@ final as (
         run_id,
         base_model_id,
         runs,
-        {{ significant('exponent') }} as exponent,
-        {{ significant('prefactor') }} as prefactor,
-        {{ significant('r_squared') }} as r_squared,
+        exponent,
+        prefactor,
+        r_squared,
         n_used,
         n_excluded,
         first_step,
@@ -165,10 +161,10 @@ final as (
         max_compute,
         max_reward,
         target_reward,
-        {{ significant(
-            'case when exponent > 0 and target_reward > 0 then '
-            ~ 'exp((ln(target_reward) - ln(prefactor)) / exponent) end'
-        ) }} as compute_for_target
+        case
+            when exponent > 0 and target_reward > 0
+                then exp((ln(target_reward) - ln(prefactor)) / exponent)
+        end as compute_for_target
     from fitted
 )
 

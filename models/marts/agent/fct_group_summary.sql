@@ -32,6 +32,7 @@ groups as (
         coalesce(
             case
                 when min(score) = max(score) then 0.0
+                {#- exact: it meets min_group_std (is_filtered) #}
                 else {{ exact_float('stddev_pop(score)') }}
             end,
             0
@@ -62,7 +63,7 @@ rollout_counts as (
         cast(count_if(finished_early and exit_reason = 'answered') as bigint) as early_answered,
         cast(count_if(finished_early and exit_reason = 'idk') as bigint) as early_idk,
         cast(count_if(finished_early and exit_reason = 'error') as bigint) as early_error,
-        {{ exact_float('avg(num_turns)') }} as mean_turns,
+        avg(num_turns) as mean_turns,
         cast(sum(total_tokens) as bigint) as total_tokens,
         cast(sum(trainable_tokens) as bigint) as trainable_tokens
     from agent

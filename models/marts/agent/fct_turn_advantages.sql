@@ -72,11 +72,12 @@ reward_turns as (
 reward_stats as (
     select
         *,
-        {# rounded (to 12 decimals too: a mean of 0 by the math comes out
-           as 1e-24), so a reward equal to the mean gives exactly 0 #}
+        {# exact: it decides an advantage's sign, 0 for a reward equal to
+           the mean (rounded to 12 decimals too: a mean of 0 by the math
+           comes out as 1e-24) #}
         {{ exact_float(round_to('avg(turn_reward) over turn_group', 12)) }}
             as turn_mean,
-        {{ exact_float('stddev_pop(turn_reward) over turn_group') }}
+        stddev_pop(turn_reward) over turn_group
             as turn_std,
         min(turn_reward) over turn_group as turn_min,
         max(turn_reward) over turn_group as turn_max,
@@ -98,9 +99,7 @@ from_rewards as (
            bit, by the order it was summed in). #}
         case
             when rollouts_at_turn = 1 or turn_min = turn_max then 0.0
-            else {{ exact_float(
-                '(turn_reward - turn_mean) / (turn_std + 1e-8)'
-            ) }}
+            else (turn_reward - turn_mean) / (turn_std + 1e-8)
         end as advantage,
         turn_reward,
         rollouts_at_turn

@@ -9,7 +9,8 @@ factored as (
         run_id,
         prompt_hash,
         upsampling_score,
-        upsampling_score_scaled,
+        {#- exact: it meets the priority thresholds and orders upsampling_rank #}
+        {{ exact_float('upsampling_score_scaled') }} as upsampling_score_scaled,
         final_score,
         final_score_scaled,
         final_success_rate,

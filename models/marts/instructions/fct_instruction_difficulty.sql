@@ -22,7 +22,7 @@ aggregated as (
         instruction_id,
         sum(n) as n,
         count(*) as n_iterations,
-        {{ exact_float('sum(success_rate * n) / sum(n)') }} as avg_success_rate,
+        sum(success_rate * n) / sum(n) as avg_success_rate,
         min(iteration) as first_iteration,
         max(iteration) as last_iteration,
         max(success_rate) filter (where from_first = 1) as first_success_rate,

@@ -18,8 +18,8 @@ aggregated as (
         count(*) as n,
         count(*) filter (where is_followed) as n_followed,
         count(distinct prompt_hash) as n_prompts,
-        {{ exact_float('avg(case when is_followed then 1 else 0 end)') }} as success_rate,
-        {{ exact_float('avg(case when has_instruction_flag then 1 else 0 end)') }}
+        avg(case when is_followed then 1 else 0 end) as success_rate,
+        avg(case when has_instruction_flag then 1 else 0 end)
             as flag_coverage,
 
         ---------- timestamps

@@ -53,30 +53,24 @@ aggregated as (
         ---------- numerics
         cast(sum(n_samples) as bigint) as n_rollouts,
         count(*) as n_prompts,
-        {{ exact_float('sum(mean_score * n_samples) / sum(n_samples)') }}
+        sum(mean_score * n_samples) / sum(n_samples)
             as mean_score,
         min(min_score) as min_score,
         max(max_score) as max_score,
         cast(sum(n_judged_by_instructions) as bigint)
             as n_judged_by_instructions,
-        {{ exact_float('avg(std_score)') }} as mean_std_score,
-        {{ exact_float('avg(prompt_strict_acc)') }} as prompt_strict_acc,
+        avg(std_score) as mean_std_score,
+        avg(prompt_strict_acc) as prompt_strict_acc,
         {# the share of prompts solved under the build's success #}
-        {{ exact_float('avg(case when is_solved then 1 else 0 end)') }}
+        avg(case when is_solved then 1 else 0 end)
             as solved_share,
-        {{ exact_float(
-            'sum(success_rate * n_samples) / sum(n_samples)'
-        ) }} as success_rate,
+        sum(success_rate * n_samples) / sum(n_samples) as success_rate,
         min(min_success_value) as min_success_value,
         max(max_success_value) as max_success_value,
-        {{ exact_float(
-            'sum(strict_success_rate * n_samples) / sum(n_samples)'
-        ) }} as strict_success_rate,
-        {{ exact_float('sum(pass_rate * n_samples) / sum(n_samples)') }}
+        sum(strict_success_rate * n_samples) / sum(n_samples) as strict_success_rate,
+        sum(pass_rate * n_samples) / sum(n_samples)
             as pass_rate,
-        {{ exact_float(
-            'sum(mean_response_chars * n_samples) / sum(n_samples)'
-        ) }} as mean_response_chars,
+        sum(mean_response_chars * n_samples) / sum(n_samples) as mean_response_chars,
         {# the trainer's groups (a prompt's samples where none is named) #}
         cast(sum(n_groups) as bigint) as n_groups,
         cast(sum(n_zero_variance_groups) as bigint) as n_zero_variance,

@@ -62,11 +62,10 @@ aggregated as (
         max(iteration) as last_seen_iter,
         {# solved under the build's success (var success) #}
         min(iteration) filter (where is_solved) as first_success_iter,
-        {{ exact_float(regression_slope('mean_score', 'iteration')) }} as learning_rate,
-        {{ exact_float(
-            'var_samp(mean_score) filter (where recency <= '
-            ~ var('recent_window') ~ ')'
-        ) }} as recent_variance,
+        {{ regression_slope('mean_score', 'iteration') }} as learning_rate,
+        var_samp(mean_score) filter (
+            where recency <= {{ var('recent_window') }}
+        ) as recent_variance,
         max(mean_score) filter (where recency = 1) as final_score,
         max(prompt_strict_acc) filter (where recency = 1) as final_strict_acc,
         max(case when is_solved then 1 else 0 end) filter (where recency = 1)

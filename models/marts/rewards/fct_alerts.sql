@@ -103,6 +103,7 @@ trend_fits as (
         rules.window_size,
         rules.level,
         count(*) as fitted,
+        {#- exact: a trend rule's threshold judges it #}
         {{ exact_float(least_squares_slope('earlier.value', 'earlier.value_index')) }} as slope
     from indexed as latest
     inner join rules on latest.metric = rules.metric and rules.kind = 'trend'

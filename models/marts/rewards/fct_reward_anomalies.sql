@@ -18,8 +18,8 @@ steps as (
 history as (
     select
         *,
-        {{ exact_float('avg(mean_reward) over earlier') }} as historical_mean,
-        {{ exact_float('stddev_pop(mean_reward) over earlier') }} as historical_std,
+        avg(mean_reward) over earlier as historical_mean,
+        stddev_pop(mean_reward) over earlier as historical_std,
         count(mean_reward) over earlier as history_steps
     from steps
     window earlier as (
@@ -47,7 +47,10 @@ final as (
         ---------- booleans
         coalesce(
             history_steps >= {{ var('anomaly_min_history') }} and historical_std > 0
-            and abs(mean_reward - historical_mean) / historical_std > {{ var('anomaly_z') }},
+            {#- exact: the z-score meets anomaly_z #}
+            and {{ exact_float(
+                'abs(mean_reward - historical_mean) / historical_std'
+            ) }} > {{ var('anomaly_z') }},
             false
         ) as is_anomaly
 

@@ -70,7 +70,7 @@ step_correlations as (
         count(*) as steps,
         case
             when var_pop(a.mean) > 0 and var_pop(b.mean) > 0
-                then {{ exact_float('corr(a.mean, b.mean)') }}
+                then corr(a.mean, b.mean)
         end as step_mean_correlation,
         case when bool_or(a.basis = 'samples') then 'samples' else 'logged' end as basis
     from function_steps as a

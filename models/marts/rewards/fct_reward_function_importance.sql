@@ -50,19 +50,19 @@ with_total as (
     select
         total_steps.run_id,
         total_steps.reward_function,
-        {{ exact_float('sum(
+        sum(
             total_steps.comoment
             + total_steps.n * (total_steps.mean_reward - total_means.mean_reward)
             * (total_steps.mean_total - total_means.mean_total)
-        )') }} as comoment_with_total,
-        {{ exact_float('sum(
+        ) as comoment_with_total,
+        sum(
             total_steps.reward_comoment
             + total_steps.n * power(total_steps.mean_reward - total_means.mean_reward, 2)
-        )') }} as own_comoment,
-        {{ exact_float('sum(
+        ) as own_comoment,
+        sum(
             total_steps.total_comoment
             + total_steps.n * power(total_steps.mean_total - total_means.mean_total, 2)
-        )') }} as total_comoment
+        ) as total_comoment
     from total_steps
     inner join total_means using (run_id, reward_function)
     group by 1, 2
@@ -74,7 +74,7 @@ performance as (
         functions.reward_function,
         case
             when count(*) >= 3 and var_pop(functions.mean) > 0 and var_pop(steps.performance) > 0
-                then {{ exact_float('corr(functions.mean, steps.performance)') }}
+                then corr(functions.mean, steps.performance)
         end as correlation_with_performance
     from {{ ref('fct_reward_function_steps') }} as functions
     inner join {{ ref('fct_reward_steps') }} as steps using (run_id, step)
@@ -92,21 +92,17 @@ measured as (
         coalesce(runs.weight, 1.0) as weight,
         case
             when coalesce(runs.weight, 1.0) != 0 and runs.run_total > 0
-                then {{ exact_float(
-                    '100.0 * coalesce(runs.weight, 1.0) * runs.function_total / runs.run_total'
-                ) }}
+                then 100.0 * coalesce(runs.weight, 1.0) * runs.function_total / runs.run_total
         end as contribution,
         case
             when coalesce(runs.seed_run_total, runs.run_total) > 0
-                then {{ exact_float(
-                    '100.0 * runs.function_total / coalesce(runs.seed_run_total, runs.run_total)'
-                ) }}
+                then 100.0 * runs.function_total / coalesce(runs.seed_run_total, runs.run_total)
         end as seed_contribution,
         runs.mean,
         runs.std,
         case
             when runs.mean != 0
-                then {{ exact_float('runs.std / abs(runs.mean)') }}
+                then runs.std / abs(runs.mean)
             else 0.0
         end as variability,
         case
@@ -114,10 +110,9 @@ measured as (
                 runs.basis = 'samples'
                 and with_total.own_comoment > 0
                 and with_total.total_comoment > 0
-                then {{ exact_float(
-                    'with_total.comoment_with_total
-                    / sqrt(with_total.own_comoment * with_total.total_comoment)'
-                ) }}
+                then
+                    with_total.comoment_with_total
+                    / sqrt(with_total.own_comoment * with_total.total_comoment)
         end as correlation_with_total,
         performance.correlation_with_performance
     from runs
@@ -143,13 +138,16 @@ final as (
         mean,
         std,
         variability,
-        {{ exact_float('contribution * variability') }} as impact_score,
+        contribution * variability as impact_score,
         correlation_with_total,
         correlation_with_performance,
         weight = 0 as is_logged_only,
         row_number() over (
             partition by run_id
-            order by contribution * variability desc nulls last, reward_function
+            {#- exact: equal impact scores tie, and the name breaks the tie #}
+            order by
+                {{ exact_float('contribution * variability') }} desc nulls last,
+                reward_function
         ) as rank
     from measured
 )

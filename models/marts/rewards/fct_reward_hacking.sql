@@ -137,8 +137,7 @@ fitted as (
 ),
 
 {# Only the last bits of a float aggregate depend on the order it added
-   in: each is taken through exact_float before anything is judged on it.
-   A flat series' slope can still come out as +-1e-17 rather than 0 (its
+   in. A flat series' slope can come out as +-1e-17 rather than 0 (its
    sign would flip a verdict): slopes within 1e-12 of 0 are 0. #}
 rounded as (
     select
@@ -151,37 +150,36 @@ rounded as (
         reward_points,
         case
             when abs(seed_reward_slope) < 1e-12 then 0.0
-            else {{ exact_float('seed_reward_slope') }}
+            else seed_reward_slope
         end as seed_reward_slope,
         case
             when abs(seed_performance_slope) < 1e-12 then 0.0
+            {#- exact: it meets hacking_flat_slope in seed_verdict (medium) #}
             else {{ exact_float('seed_performance_slope') }}
         end as seed_performance_slope,
         case
             when abs(reward_slope) < 1e-12 then 0.0
-            else {{ exact_float('reward_slope') }}
+            else reward_slope
         end as reward_slope,
         case
             when abs(performance_slope) < 1e-12 then 0.0
-            else {{ exact_float('performance_slope') }}
+            else performance_slope
         end as performance_slope,
-        {{ exact_float('reward_step_spread') }} as reward_step_spread,
-        {{ exact_float('reward_change_variance') }} as reward_change_variance,
-        {{ exact_float('reward_change_gap_covariance') }} as reward_change_gap_covariance,
-        {{ exact_float('reward_gap_variance') }} as reward_gap_variance,
-        {{ exact_float('performance_step_spread') }} as performance_step_spread,
-        {{ exact_float('performance_change_variance') }} as performance_change_variance,
-        {{ exact_float('performance_change_gap_covariance') }}
-            as performance_change_gap_covariance,
-        {{ exact_float('performance_gap_variance') }} as performance_gap_variance
+        reward_step_spread,
+        reward_change_variance,
+        reward_change_gap_covariance,
+        reward_gap_variance,
+        performance_step_spread,
+        performance_change_variance,
+        performance_change_gap_covariance,
+        performance_gap_variance
     from fitted
 ),
 
-{# sigma^2 = var_samp(change - slope x gap) / 2, expanded. Its terms carry
-   12 significant digits: a difference within 1e-10 of their size is
-   rounding, and 0 (a series on a straight line has no noise). So is a
-   variance within 1e-10 of the trend's own over the span (slope^2 x
-   spread / points): changes that differ only in their last bits (a metric
+{# sigma^2 = var_samp(change - slope x gap) / 2, expanded. A difference
+   within 1e-10 of its terms' size is float noise, and 0 (a series on a
+   straight line has no noise). So is a variance within 1e-10 of the
+   trend's own over the span (slope^2 x spread / points): changes that differ only in their last bits (a metric
    logged on a line, 0.5 + step / 20) would give a t near 1e15 whose
    digits depend on the order the engine added in. #}
 expanded as (

@@ -40,18 +40,18 @@ runs as (
         any_value(basis) as basis,
         any_value(run_steps) as steps,
         count(*) as reward_functions,
-        1.0 / (1.0 + coalesce({{ exact_float('avg(step_mean_cv)') }}, 0.0))
+        1.0 / (1.0 + coalesce(avg(step_mean_cv), 0.0))
             as consistency,
-        least(1.0, coalesce({{ exact_float('avg(pooled_cv)') }} / 2.0, 0.0))
+        least(1.0, coalesce(avg(pooled_cv) / 2.0, 0.0))
             as discriminability,
         case
             when any_value(run_steps) >= 3
-                then coalesce({{ exact_float('avg(function_stability)') }}, 1.0)
+                then coalesce(avg(function_stability), 1.0)
             else 1.0
         end as stability,
         case
             when any_value(basis) = 'samples'
-                then coalesce({{ exact_float('avg(coverage)') }}, 0.0)
+                then coalesce(avg(coverage), 0.0)
         end as coverage
     from functions
     group by 1

@@ -18,8 +18,8 @@ aggregated as (
 
         ---------- numerics
         count(*) as n,
-        {{ exact_float('avg(score)') }} as mean_score,
-        coalesce({{ exact_float('stddev_samp(score)') }}, 0) as std_score,
+        avg(score) as mean_score,
+        coalesce(stddev_samp(score), 0) as std_score,
         min(score) as min_score,
         {{ quantile('score', 0.05) }} as p05,
         {{ quantile('score', 0.25) }} as p25,

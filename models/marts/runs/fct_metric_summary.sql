@@ -33,8 +33,8 @@ stats as (
         {{ arg_max('value', 'step') }} as last,
         min(value) as min,
         max(value) as max,
-        {{ exact_float('avg(value)') }} as mean,
-        {{ exact_float('stddev_samp(value)') }} as std
+        avg(value) as mean,
+        stddev_samp(value) as std
     from ranked
     group by 1, 2
 ),
@@ -43,7 +43,7 @@ recent as (
     select
         run_id,
         metric,
-        {{ exact_float(regression_slope('value', 'step')) }} as recent_slope
+        {{ regression_slope('value', 'step') }} as recent_slope
     from ranked
     where from_last <= {{ var('summary_window') }}
     group by 1, 2

@@ -57,12 +57,10 @@ final as (
         end as is_training_bound,
         {#- The run-level rate so far (Σ trajectories / Σ rollout time), over the
             steps that logged both. #}
-        {{ exact_float(
-            'sum(case when has_rollout_time then finite_trajectories end)
-            over running
-            / sum(case when finite_trajectories is not null
-                then finite_rollout_time_s end) over running'
-        ) }} as cumulative_trajectories_per_second
+        sum(case when has_rollout_time then finite_trajectories end) over running
+        / sum(
+            case when finite_trajectories is not null then finite_rollout_time_s end
+        ) over running as cumulative_trajectories_per_second
     from usable
     window running as (
         partition by run_id order by step rows between unbounded preceding and current row

@@ -1,4 +1,4 @@
-"""Every published number is the same, bit for bit, on every build of one lake.
+"""Every build of one lake publishes the same marts: numbers within 1e-12, the rest exactly.
 
 One lake (the growing run of the parity test, plus a demo-sized agent run
 whose equal-reward groups give zero advantages), three warehouses built
@@ -7,8 +7,9 @@ threads and DuckDB's default thread count; grown (the first part landed
 and built, then the rest built incrementally) on one model thread and one
 DuckDB thread; and that second warehouse rebuilt with ``--full-refresh``.
 Every table and view of the three must hold the same columns and the same
-rows, every column of every row compared exactly (NaN equal to NaN), rows
-sorted by all columns.
+rows, rows sorted by all columns: doubles within 1e-12 relative (a value 0
+by the math may come out as float noise below 1e-15; NaN equal to NaN),
+every text, label, rank, count and flag exactly.
 """
 
 from __future__ import annotations
@@ -26,9 +27,11 @@ from obs.runner.dbt import Dbt
 
 from tests.conftest import run_cli
 from tests.integration.growing_run import land_first, land_more
-from tests.integration.warehouses import bit_for_bit, differences, relations
+from tests.integration.warehouses import differences, relations, relative
 
 pytestmark = pytest.mark.integration
+
+TOLERANCE = relative(1e-12)
 
 
 @contextmanager
@@ -64,9 +67,7 @@ def _published_rows(warehouse: Path) -> int:
         con.close()
 
 
-def test_builds_of_one_lake_agree_bit_for_bit(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_builds_of_one_lake_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     lake = tmp_path / "lake"
     cold, grown = tmp_path / "cold" / "obs.duckdb", tmp_path / "grown" / "obs.duckdb"
     base = ["--lake", lake, "--warehouse", grown]
@@ -85,8 +86,8 @@ def test_builds_of_one_lake_agree_bit_for_bit(
     with _threads(monkeypatch, models=2, engine=None):
         _obs_build(lake, cold)
     assert _published_rows(cold) > 10_000
-    assert differences(cold, grown, bit_for_bit) == {}
+    assert differences(cold, grown, TOLERANCE) == {}
 
     with _threads(monkeypatch, models=2, engine=2):
         _obs_build(lake, grown, "--full-refresh")
-    assert differences(cold, grown, bit_for_bit) == {}
+    assert differences(cold, grown, TOLERANCE) == {}
