@@ -110,23 +110,15 @@ averaged as (
         ---------- numerics
         rollouts,
         tokens,
-        {{ exact_float(
-            'case when tokens > 0 then total_diff / tokens end'
-        ) }} as mean_diff,
-        {{ exact_float(
-            'case when tokens > 0 then total_abs_diff / tokens end'
-        ) }} as mean_abs_diff,
+        case when tokens > 0 then total_diff / tokens end as mean_diff,
+        case when tokens > 0 then total_abs_diff / tokens end as mean_abs_diff,
         max_abs_diff,
-        {{ exact_float(
-            'case when tokens > 0 then total_k3 / tokens end'
-        ) }} as k3_kl,
+        case when tokens > 0 then total_k3 / tokens end as k3_kl,
         tokens_outside,
         case
             when tokens > 0 then cast(tokens_outside as double) / tokens
         end as share_ratio_outside,
-        {{ exact_float(
-            'case when tokens > 0 then total_tis_weight / tokens end'
-        ) }} as mean_tis_weight,
+        case when tokens > 0 then total_tis_weight / tokens end as mean_tis_weight,
         {{ ratio_limit }} as ratio_limit,
 
         ---------- timestamps
