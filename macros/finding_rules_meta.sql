@@ -3,10 +3,11 @@
     (the models tagged finding_rule), merged into one mapping of lower-case
     names to values: `labels` (pattern: the finding's title) and `shades`
     (signal: the metrics it shades on the run report's charts). Read from
-    the project's graph, so empty while dbt parses. Two rules that give one
+    the project's graph, so empty while dbt parses and in a unit test (whose
+    graph holds no nodes: its overrides give the value). Two rules that give one
     name different values, or a name or a text with a quote, fail the build. -#}
     {%- set merged = {} -%}
-    {%- for node in (graph.nodes.values() if execute else []) -%}
+    {%- for node in (graph.get('nodes', {}).values() if execute else []) -%}
         {%- if node.resource_type == 'model' and 'finding_rule' in node.tags -%}
             {%- for name, value in (node.config.meta.get(key) or {}).items() -%}
                 {%- set texts = value if value is sequence and value is not string else [value] -%}
