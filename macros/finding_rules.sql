@@ -20,11 +20,13 @@
                 {%- do rules.append(node.name) -%}
             {%- endif -%}
         {%- endfor -%}
-        {%- if rules | sort != named | sort -%}
+        {%- set unnamed = rules | reject('in', named) | sort -%}
+        {%- set not_rules = named | reject('in', rules) | sort -%}
+        {%- if unnamed or not_rules -%}
             {{ exceptions.raise_compiler_error(
-                "finding_rules: the rules named (" ~ (named | sort | join(', '))
-                ~ ") are not the project's models tagged finding_rule ("
-                ~ (rules | sort | join(', ')) ~ ")") }}
+                "finding_rules: name every model tagged finding_rule, and only those;"
+                ~ " not named: " ~ (unnamed | join(', ') or 'none')
+                ~ "; named but no rule: " ~ (not_rules | join(', ') or 'none')) }}
         {%- endif -%}
     {%- endif -%}
     {{ return(named) }}
