@@ -253,45 +253,16 @@ held_out_noise as (
 ),
 
 held_out_fits as (
-    select
-        windows.run_id,
-        windows.first_step,
-        windows.last_step,
-        windows.span,
-        any_value(held_out.performance_metric) as performance_metric,
-        {{ regression_slope('held_out.value', 'held_out.step') }} as slope,
-        power(corr(held_out.value, held_out.step), 2) as r_squared,
-        avg(held_out.value) as mean_value,
-        avg(held_out.step) as mean_step,
-        count(*) as points
-    from windows
-    inner join held_out
-        on
-            windows.run_id = held_out.run_id
-            and held_out.step between windows.first_step and windows.last_step
-    group by 1, 2, 3, 4
+    {{ window_line_fits('held_out', [
+        'any_value(held_out.performance_metric) as performance_metric',
+    ]) }}
 ),
 
 reward_fits as (
-    select
-        windows.run_id,
-        windows.first_step,
-        windows.last_step,
-        {{ regression_slope('rewards.value', 'rewards.step') }} as slope,
-        power(corr(rewards.value, rewards.step), 2) as r_squared,
-        avg(rewards.value) as mean_value,
-        avg(rewards.step) as mean_step,
-        count(*) as reward_points
-    from windows
-    inner join rewards
-        on
-            windows.run_id = rewards.run_id
-            and rewards.step between windows.first_step and windows.last_step
-    group by 1, 2, 3
+    {{ window_line_fits('rewards') }}
 ),
 
 fitted as (
-    {# Each fit's values at the window's ends. #}
     select
         held_out_fits.run_id,
         held_out_fits.first_step,
@@ -301,20 +272,12 @@ fitted as (
         held_out_fits.r_squared as held_out_r_squared,
         held_out_fits.points as held_out_points,
         held_out_noise.sigma as held_out_sigma,
-        held_out_fits.mean_value
-        + held_out_fits.slope * (held_out_fits.first_step - held_out_fits.mean_step)
-            as held_out_start,
-        held_out_fits.mean_value
-        + held_out_fits.slope * (held_out_fits.last_step - held_out_fits.mean_step)
-            as held_out_end,
+        held_out_fits.start_value as held_out_start,
+        held_out_fits.end_value as held_out_end,
         reward_fits.r_squared as reward_r_squared,
-        reward_fits.reward_points,
-        reward_fits.mean_value
-        + reward_fits.slope * (reward_fits.first_step - reward_fits.mean_step)
-            as reward_start,
-        reward_fits.mean_value
-        + reward_fits.slope * (reward_fits.last_step - reward_fits.mean_step)
-            as reward_end,
+        reward_fits.points as reward_points,
+        reward_fits.start_value as reward_start,
+        reward_fits.end_value as reward_end,
         held_out_fits.slope as held_out_slope,
         reward_fits.slope as reward_slope,
         reward_names.reward_text
