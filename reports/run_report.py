@@ -72,58 +72,6 @@ CHARTS = {
 # Sections drawn by a chart of their own (not over steps).
 OTHER_CHARTS = ("Power law", "Evaluation results")
 
-# What each signal of fct_run_findings (a finding's `signals` list) is
-# evidence about: the metrics, named as the charts name their series. A chart
-# shades a finding only on the panels showing one of them; a signal mapped to
-# nothing (the power-law fit, drawn on its own log-log axes) shades no panel.
-# A signal not listed is read by its name (`loss_non_finite` is about loss).
-SIGNAL_METRICS: dict[str, tuple[str, ...]] = {
-    # training_instability
-    "loss_spike": ("loss",),
-    "grad_norm_spike": ("grad_norm",),
-    "reward_swing": ("reward_mean",),
-    "extraction_drop": ("extraction_rate",),
-    "loss_non_finite": ("loss",),
-    "grad_norm_non_finite": ("grad_norm",),
-    "reward_mean_non_finite": ("reward_mean",),
-    "kl_non_finite": ("kl",),
-    "entropy_non_finite": ("entropy",),
-    # grad_spike_reward_collapse (with grad_norm_spike)
-    "reward_collapse": ("reward_mean",),
-    # performance_plateau
-    "reward_plateau": ("reward_mean",),
-    "elo_plateau": ("elo",),
-    # reward_saturation
-    "reward_mean_at_max": ("reward_mean",),
-    # infrastructure_bottleneck
-    "failed_rollouts": ("failed_rollouts",),
-    "max_total_s_spike": ("max_total_s",),
-    "max_volume_reload_s_spike": ("max_volume_reload_s",),
-    # model_quality_degradation
-    "extraction_below_min": ("extraction_rate",),
-    "empty_responses_rising": ("empty_responses",),
-    "reward_falling": ("reward_mean",),
-    # prefix_cache_inefficiency
-    "low_hit_rate": ("cache_hit_rate",),
-    "cache_disabled": ("cache_hit_rate",),
-    # length_truncation
-    "clip_ratio_rising": ("clip_ratio", "response_length"),
-    # entropy_collapse_plateau
-    "entropy_collapse": ("entropy", "reward_mean"),
-    # kl_runaway
-    "kl_above_max": ("kl",),
-    "kl_rising": ("kl",),
-    # power_law_scaling
-    "power_law_fit": (),
-    # held_out_collapse, reward_held_out_divergence: the held-out metric against the reward
-    "held_out_collapsed": ("eval_accuracy", "reward_mean"),
-    "diverged_in_window": ("eval_accuracy", "reward_mean"),
-    "diverged_over_run": ("eval_accuracy", "reward_mean"),
-    # grpo_signal_loss: the trainer's share of zero-variance groups
-    "groups_all_solved": ("zero_std_frac",),
-    "groups_all_failed": ("zero_std_frac",),
-    "zero_std_groups": ("zero_std_frac",),
-}
 CHART_METRICS = {column for chart in CHARTS.values() for column in chart.columns}
 
 # Why a section has no chart: the metric family it needs, as the run would log it.
@@ -164,10 +112,28 @@ def _figure(title: str, subtitle: str = "") -> go.Figure:
 # --------------------------------------------------------------------------- findings
 
 
-def signal_metrics(signal: str) -> tuple[str, ...]:
-    """The metrics a finding's signal is evidence about (see SIGNAL_METRICS)."""
-    if signal in SIGNAL_METRICS:
-        return SIGNAL_METRICS[signal]
+Shades = dict[str, tuple[str, ...]]
+
+
+def signal_shades(con: Any, present: set[str]) -> Shades:
+    """What each finding signal is evidence about: the metrics, named as the charts name
+    their series, on whose panels it shades a finding, as each rule's yml entry declares
+    them (rpt_finding_shades); empty when that model is not built. A signal declared
+    with no metric (the power-law fit, drawn on its own log-log axes) shades no panel."""
+    if "rpt_finding_shades" not in present:
+        return {}
+    shades: Shades = {}
+    for row in rows(con, "select signal, metric from rpt_finding_shades order by 1, 2"):
+        metric = () if row["metric"] is None else (row["metric"],)
+        shades[row["signal"]] = (*shades.get(row["signal"], ()), *metric)
+    return shades
+
+
+def signal_metrics(signal: str, shades: Shades) -> tuple[str, ...]:
+    """The metrics a finding's signal is evidence about (``shades``, see signal_shades);
+    a signal no rule declares is read by its name (`loss_non_finite` is about loss)."""
+    if signal in shades:
+        return shades[signal]
     named = [m for m in CHART_METRICS if signal == m or signal.startswith(f"{m}_")]
     return (max(named, key=len),) if named else ()
 
@@ -187,8 +153,8 @@ def _finding_signals(finding: dict[str, Any]) -> list[str]:
     ]
 
 
-def finding_metrics(finding: dict[str, Any]) -> set[str]:
-    return {m for signal in _finding_signals(finding) for m in signal_metrics(signal)}
+def finding_metrics(finding: dict[str, Any], shades: Shades) -> set[str]:
+    return {m for signal in _finding_signals(finding) for m in signal_metrics(signal, shades)}
 
 
 def _with_signals(con: Any, run_id: str, findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -202,7 +168,10 @@ def _with_signals(con: Any, run_id: str, findings: list[dict[str, Any]]) -> list
 
 
 def _mark_findings(
-    figure: go.Figure, found: list[dict[str, Any]], places: dict[str, dict[str, int]]
+    figure: go.Figure,
+    found: list[dict[str, Any]],
+    places: dict[str, dict[str, int]],
+    shades: Shades,
 ) -> None:
     """Shade each warning and critical finding on the panels (``places``: metric ->
     subplot) showing a metric it is evidence about, labelled once per panel."""
@@ -210,7 +179,7 @@ def _mark_findings(
     for finding in found:
         if finding["severity"] not in SEVERITY_COLOURS or finding["first_step"] is None:
             continue
-        metrics = finding_metrics(finding)
+        metrics = finding_metrics(finding, shades)
         panels = {
             (place.get("row", 0), place.get("col", 0)): place
             for metric, place in places.items()
@@ -283,6 +252,7 @@ def _section_chart(
     found: list[dict[str, Any]],
     present: set[str],
     settings: dict[str, Any],
+    shades: Shades,
 ) -> Drawn | None:
     """The section's chart; None for a section the report draws no chart for."""
     title = f"{section.number}. {section.title}" if section.number else section.title
@@ -345,7 +315,7 @@ def _section_chart(
         places = {name: {} for name in series}  # one panel
     # steps are whole numbers: no tick at 1.5
     figure.update_xaxes(**whole_ticks([p[0] for points in series.values() for p in points]))
-    _mark_findings(figure, found, places)
+    _mark_findings(figure, found, places, shades)
     return Drawn(figure, use_for=_use_for(section.title, settings))
 
 
@@ -480,13 +450,16 @@ def report_content(warehouse: Path, analysis: Analysis) -> ReportContent:
     try:
         present = table_names(con)
         settings = _settings(con, present)
+        shades = signal_shades(con, present)
         findings = next((s.data or [] for s in analysis.sections if s.title.startswith("Find")), [])
         if "fct_run_findings" in present:
             findings = _with_signals(con, analysis.run_id, findings)
         charts: list[tuple[str, str, go.Figure]] = []
         missing: list[dict[str, Any]] = []
         for section in analysis.sections:
-            drawn = _section_chart(con, analysis.run_id, section, findings, present, settings)
+            drawn = _section_chart(
+                con, analysis.run_id, section, findings, present, settings, shades
+            )
             if drawn is not None and drawn.figure is not None:
                 charts.append((section.title, drawn.use_for, drawn.figure))
             elif drawn is not None:

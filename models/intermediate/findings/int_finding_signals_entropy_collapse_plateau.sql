@@ -1,30 +1,15 @@
-{{ config(incremental_by(['run_id'])) }}
 {# The rule entropy_collapse_plateau: the policy's entropy fell below a
    fraction of its early level, and the reward stopped improving at or after
-   that point (a flat starting point of int_finding_flat_stretches).
-
-   One row per signal (a flagged step) of the runs judged, and one per run
-   judged with a null pattern whose run_parts says how far it was judged
-   (macro changed_runs; see int_finding_runs). The thresholds are dbt vars,
-   described with the rule in fct_run_findings' documentation. #}
+   that point (a flat starting point of int_finding_flat_stretches). #}
 {%- set window = var('plateau_window') -%}
-with
-
-judged_runs as (
-    {{ changed_runs(ref('int_finding_runs'), ref('int_finding_runs')) }}
-),
-
-stats as (
-    {{ changed_runs(ref('int_metric_scores'), ref('int_finding_runs')) }}
-),
-
+{{ finding_rule_start({
+    'stats': ref('int_metric_scores'),
+    'flat_stretches': ref('int_finding_flat_stretches'),
+}) }}
 plateau_points as (
-    {#- (without the flat stretches' marks of how far runs were judged) #}
-    select flat_stretches.*
-    from (
-        {{ changed_runs(ref('int_finding_flat_stretches'), ref('int_finding_runs')) }}
-    ) as flat_stretches
-    where flat_stretches.metric is not null
+    {# (without the flat stretches' marks of how far runs were judged) #}
+    select * from flat_stretches
+    where metric is not null
 ),
 
 entropy_early as (
@@ -97,20 +82,6 @@ signals as (
             and not plateau.is_saturated
             and entropy_collapse.collapse_step <= plateau.step
     group by 1, 4
-),
-
-final as (
-    select
-        signals.*,
-        judged_runs.run_parts
-    from signals
-    inner join judged_runs using (run_id)
-    union all
-    {#- one row per run judged, pattern null: how far it was judged #}
-    {{ judged_run_marks([
-        'pattern', 'signal', 'start_step', 'step', 'severity_rank', 'strength',
-        'phrase', 'measures',
-    ]) }}
 )
 
-select * from final
+{{ finding_rule_end() }}

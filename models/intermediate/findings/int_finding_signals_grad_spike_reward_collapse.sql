@@ -1,4 +1,3 @@
-{{ config(incremental_by(['run_id'])) }}
 {# The rule grad_spike_reward_collapse: a gradient-norm excursion followed,
    within `collapse_window` steps, by a lasting fall of the reward (its mean
    over `collapse_min_points` points well below its level before the spike,
@@ -9,25 +8,13 @@
    has the `spike_min_history` points of a trailing median. Its level
    before the spike is then the median of the reward's points at or before
    the spike's step (the reward of that step was sampled before its
-   update), with the error of a median of that many points.
-
-   One row per signal (a flagged step) of the runs judged, and one per run
-   judged with a null pattern whose run_parts says how far it was judged
-   (macro changed_runs; see int_finding_runs). The thresholds are dbt vars,
-   described with the rule in fct_run_findings' documentation. #}
+   update), with the error of a median of that many points. #}
 {%- set spike_z = var('spike_z') -%}
 {%- set spike_window = var('spike_window') -%}
 {%- set min_history = var('spike_min_history') -%}
-with
-
-judged_runs as (
-    {{ changed_runs(ref('int_finding_runs'), ref('int_finding_runs')) }}
-),
-
-stats as (
-    {{ changed_runs(ref('int_metric_scores'), ref('int_finding_runs')) }}
-),
-
+{{ finding_rule_start({
+    'stats': ref('int_metric_scores'),
+}) }}
 grad_spikes as (
     select
         run_id,
@@ -184,7 +171,7 @@ collapsed_points as (
         reward_before_spike.*,
         moving.step as reward_step,
         moving.run_mean as reward,
-        {#- (a noiseless reward's drop is infinitely many standard errors) #}
+        {# (a noiseless reward's drop is infinitely many standard errors) #}
         {{ divide(
             'reward_before_spike.reward_before - moving.run_mean',
             'reward_before_spike.reward_noise * sqrt(1.0 / moving.run_points'
@@ -299,20 +286,6 @@ signals as (
             ("'steps_to_collapse'", 'cast(collapse_step - spike_step as double)'),
         ]) }} as measures
     from collapses
-),
-
-final as (
-    select
-        signals.*,
-        judged_runs.run_parts
-    from signals
-    inner join judged_runs using (run_id)
-    union all
-    {#- one row per run judged, pattern null: how far it was judged #}
-    {{ judged_run_marks([
-        'pattern', 'signal', 'start_step', 'step', 'severity_rank', 'strength',
-        'phrase', 'measures',
-    ]) }}
 )
 
-select * from final
+{{ finding_rule_end() }}

@@ -1,4 +1,3 @@
-{{ config(incremental_by(['run_id'])) }}
 {# The rule grpo_signal_loss: more than `signal_loss_share` of a batch's
    groups have zero variance (every rollout of the group scored the same:
    GRPO's advantages are 0 and the group gives no gradient) at
@@ -10,26 +9,12 @@
    frac_reward_zero_std), without that split. Each flagged point's signal
    says which side is larger: groups_all_solved (the prompts are too easy
    now), groups_all_failed (too hard, or a reward that cannot be earned),
-   or zero_std_groups (the trainer's share alone).
-
-   One row per signal (a flagged step) of the runs judged, and one per run
-   judged with a null pattern whose run_parts says how far it was judged
-   (macro changed_runs; see int_finding_runs). #}
+   or zero_std_groups (the trainer's share alone). #}
 {%- set points = var('signal_loss_min_points') -%}
-with
-
-judged_runs as (
-    {{ changed_runs(ref('int_finding_runs'), ref('int_finding_runs')) }}
-),
-
-prompt_iterations as (
-    {{ changed_runs(ref('int_prompt_iteration'), ref('int_finding_runs')) }}
-),
-
-history as (
-    {{ changed_runs(ref('int_metric_history'), ref('int_finding_runs')) }}
-),
-
+{{ finding_rule_start({
+    'prompt_iterations': ref('int_prompt_iteration'),
+    'history': ref('int_metric_history'),
+}) }}
 rollout_batches as (
     select
         run_id,
@@ -133,20 +118,6 @@ signals as (
             ("'zero_variance_failed'", 'cast(n_failed as double)'),
         ]) }} as measures
     from flagged
-),
-
-final as (
-    select
-        signals.*,
-        judged_runs.run_parts
-    from signals
-    inner join judged_runs using (run_id)
-    union all
-    {#- one row per run judged, pattern null: how far it was judged #}
-    {{ judged_run_marks([
-        'pattern', 'signal', 'start_step', 'step', 'severity_rank', 'strength',
-        'phrase', 'measures',
-    ]) }}
 )
 
-select * from final
+{{ finding_rule_end() }}

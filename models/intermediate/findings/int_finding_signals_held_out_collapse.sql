@@ -1,4 +1,3 @@
-{{ config(incremental_by(['run_id'])) }}
 {# The rules held_out_collapse and reward_held_out_divergence: the held-out
    metric (int_reward_held_out: eval_accuracy, or what the var
    performance_metric names) against the training reward. The training
@@ -23,34 +22,18 @@
      held-out metric's least-squares fit falls by at least
      `divergence_drop_fraction` of its fitted start, steadily (r-squared at
      least `rising_min_r2`), while the reward's fit over the same steps
-     (at least `divergence_min_reward_points` points) rises steadily.
-   One row per signal of the runs judged, and one per run judged with a
-   null pattern whose run_parts says how far it was judged (macro
-   changed_runs; see int_finding_runs). #}
+     (at least `divergence_min_reward_points` points) rises steadily. #}
 {%- set start_points = var('held_out_start_points') -%}
 {%- set collapse_fraction = var('held_out_collapse_fraction') -%}
 {%- set window = var('divergence_window') -%}
-with
-
-judged_runs as (
-    {{ changed_runs(ref('int_finding_runs'), ref('int_finding_runs')) }}
-),
-
-reward_steps as (
-    {{ changed_runs(ref('int_reward_steps'), ref('int_finding_runs')) }}
-),
-
-score_steps as (
-    {{ changed_runs(ref('int_prompt_iteration'), ref('int_finding_runs')) }}
-),
-
+{{ finding_rule_start({
+    'reward_steps': ref('int_reward_steps'),
+    'score_steps': ref('int_prompt_iteration'),
+    'held_out_points': ref('int_reward_held_out'),
+}) }}
 weighted_runs as (
     select distinct run_id
     from {{ ref('int_reward_weights') }}
-),
-
-held_out_points as (
-    {{ changed_runs(ref('int_reward_held_out'), ref('int_finding_runs')) }}
 ),
 
 held_out as (
@@ -225,7 +208,7 @@ held_collapses as (
     where
         reward_during.reward_during
         > reward_starts.reward_start - {{ collapse_fraction }} * abs(reward_starts.reward_start)
-        {#- ... and the fall is no noise: at least held_out_t standard errors
+        {# ... and the fall is no noise: at least held_out_t standard errors
             of the difference of the two means #}
         and held_out_starts.start_level - collapses.low_mean
         >= {{ var('held_out_t') }} * collapse_noise.sigma
@@ -270,45 +253,16 @@ held_out_noise as (
 ),
 
 held_out_fits as (
-    select
-        windows.run_id,
-        windows.first_step,
-        windows.last_step,
-        windows.span,
-        any_value(held_out.performance_metric) as performance_metric,
-        {{ regression_slope('held_out.value', 'held_out.step') }} as slope,
-        power(corr(held_out.value, held_out.step), 2) as r_squared,
-        avg(held_out.value) as mean_value,
-        avg(held_out.step) as mean_step,
-        count(*) as points
-    from windows
-    inner join held_out
-        on
-            windows.run_id = held_out.run_id
-            and held_out.step between windows.first_step and windows.last_step
-    group by 1, 2, 3, 4
+    {{ window_line_fits('held_out', [
+        'any_value(held_out.performance_metric) as performance_metric',
+    ]) }}
 ),
 
 reward_fits as (
-    select
-        windows.run_id,
-        windows.first_step,
-        windows.last_step,
-        {{ regression_slope('rewards.value', 'rewards.step') }} as slope,
-        power(corr(rewards.value, rewards.step), 2) as r_squared,
-        avg(rewards.value) as mean_value,
-        avg(rewards.step) as mean_step,
-        count(*) as reward_points
-    from windows
-    inner join rewards
-        on
-            windows.run_id = rewards.run_id
-            and rewards.step between windows.first_step and windows.last_step
-    group by 1, 2, 3
+    {{ window_line_fits('rewards') }}
 ),
 
 fitted as (
-    {# Each fit's values at the window's ends. #}
     select
         held_out_fits.run_id,
         held_out_fits.first_step,
@@ -318,20 +272,12 @@ fitted as (
         held_out_fits.r_squared as held_out_r_squared,
         held_out_fits.points as held_out_points,
         held_out_noise.sigma as held_out_sigma,
-        held_out_fits.mean_value
-        + held_out_fits.slope * (held_out_fits.first_step - held_out_fits.mean_step)
-            as held_out_start,
-        held_out_fits.mean_value
-        + held_out_fits.slope * (held_out_fits.last_step - held_out_fits.mean_step)
-            as held_out_end,
+        held_out_fits.start_value as held_out_start,
+        held_out_fits.end_value as held_out_end,
         reward_fits.r_squared as reward_r_squared,
-        reward_fits.reward_points,
-        reward_fits.mean_value
-        + reward_fits.slope * (reward_fits.first_step - reward_fits.mean_step)
-            as reward_start,
-        reward_fits.mean_value
-        + reward_fits.slope * (reward_fits.last_step - reward_fits.mean_step)
-            as reward_end,
+        reward_fits.points as reward_points,
+        reward_fits.start_value as reward_start,
+        reward_fits.end_value as reward_end,
         held_out_fits.slope as held_out_slope,
         reward_fits.slope as reward_slope,
         reward_names.reward_text
@@ -357,11 +303,11 @@ divergences as (
         and (held_out_start - held_out_end)
         >= {{ var('divergence_drop_fraction') }} * abs(held_out_start)
         and held_out_r_squared >= {{ var('rising_min_r2') }}
-        {#- the fall is significant: the fit's t = sqrt(r^2 (n - 2) / (1 -
+        {# the fall is significant: the fit's t = sqrt(r^2 (n - 2) / (1 -
             r^2)) at least held_out_t, i.e. r^2 (n - 2) >= t^2 (1 - r^2) #}
         and held_out_r_squared * (held_out_points - 2)
         >= {{ var('held_out_t') }} * {{ var('held_out_t') }} * (1 - held_out_r_squared)
-        {#- ... and larger than one evaluation's noise could show #}
+        {# ... and larger than one evaluation's noise could show #}
         and held_out_start - held_out_end >= {{ var('held_out_t') }} * held_out_sigma
         and reward_points >= {{ var('divergence_min_reward_points') }}
         and reward_slope > 0
@@ -422,20 +368,6 @@ signals as (
             ("'reward_r_squared'", 'reward_r_squared'),
         ]) }} as measures
     from divergences
-),
-
-final as (
-    select
-        signals.*,
-        judged_runs.run_parts
-    from signals
-    inner join judged_runs using (run_id)
-    union all
-    {#- one row per run judged, pattern null: how far it was judged #}
-    {{ judged_run_marks([
-        'pattern', 'signal', 'start_step', 'step', 'severity_rank', 'strength',
-        'phrase', 'measures',
-    ]) }}
 )
 
-select * from final
+{{ finding_rule_end() }}

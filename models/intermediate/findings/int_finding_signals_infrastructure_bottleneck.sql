@@ -1,28 +1,12 @@
-{{ config(incremental_by(['run_id'])) }}
 {# The rule infrastructure_bottleneck: failed rollouts
    (int_rollout_reliability), and excursions of the slowest game's and the
    slowest volume reload's times (in log space; judged in
-   int_finding_judgements).
-
-   One row per signal (a flagged step) of the runs judged, and one per run
-   judged with a null pattern whose run_parts says how far it was judged
-   (macro changed_runs; see int_finding_runs). The thresholds are dbt vars,
-   described with the rule in fct_run_findings' documentation. #}
+   int_finding_judgements). #}
 {%- set spike_z = var('spike_z') -%}
-with
-
-judged_runs as (
-    {{ changed_runs(ref('int_finding_runs'), ref('int_finding_runs')) }}
-),
-
-stats as (
-    {{ changed_runs(ref('int_metric_scores'), ref('int_finding_runs')) }}
-),
-
-reliability as (
-    {{ changed_runs(ref('int_rollout_reliability'), ref('int_finding_runs')) }}
-),
-
+{{ finding_rule_start({
+    'stats': ref('int_metric_scores'),
+    'reliability': ref('int_rollout_reliability'),
+}) }}
 signals as (
     select
         run_id,
@@ -69,20 +53,6 @@ signals as (
         ]) }} as measures
     from stats
     where metric in ('max_total_s', 'max_volume_reload_s') and z > {{ spike_z }}
-),
-
-final as (
-    select
-        signals.*,
-        judged_runs.run_parts
-    from signals
-    inner join judged_runs using (run_id)
-    union all
-    {#- one row per run judged, pattern null: how far it was judged #}
-    {{ judged_run_marks([
-        'pattern', 'signal', 'start_step', 'step', 'severity_rank', 'strength',
-        'phrase', 'measures',
-    ]) }}
 )
 
-select * from final
+{{ finding_rule_end() }}

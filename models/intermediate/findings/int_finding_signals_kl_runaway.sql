@@ -1,22 +1,9 @@
-{{ config(incremental_by(['run_id'])) }}
 {# The rule kl_runaway: KL above its limit (critical above twice it), or
-   rising steadily on course to reach it.
-
-   One row per signal (a flagged step) of the runs judged, and one per run
-   judged with a null pattern whose run_parts says how far it was judged
-   (macro changed_runs; see int_finding_runs). The thresholds are dbt vars,
-   described with the rule in fct_run_findings' documentation. #}
+   rising steadily on course to reach it. #}
 {%- set window = var('plateau_window') -%}
-with
-
-judged_runs as (
-    {{ changed_runs(ref('int_finding_runs'), ref('int_finding_runs')) }}
-),
-
-stats as (
-    {{ changed_runs(ref('int_metric_scores'), ref('int_finding_runs')) }}
-),
-
+{{ finding_rule_start({
+    'stats': ref('int_metric_scores'),
+}) }}
 signals as (
     select
         run_id,
@@ -63,20 +50,6 @@ signals as (
         and window_slope > 0
         and window_r2 >= {{ var('rising_min_r2') }}
         and value + window_slope * {{ var('kl_projection_steps') }} >= {{ var('kl_max') }}
-),
-
-final as (
-    select
-        signals.*,
-        judged_runs.run_parts
-    from signals
-    inner join judged_runs using (run_id)
-    union all
-    {#- one row per run judged, pattern null: how far it was judged #}
-    {{ judged_run_marks([
-        'pattern', 'signal', 'start_step', 'step', 'severity_rank', 'strength',
-        'phrase', 'measures',
-    ]) }}
 )
 
-select * from final
+{{ finding_rule_end() }}

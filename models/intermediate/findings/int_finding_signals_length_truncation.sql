@@ -1,23 +1,10 @@
-{{ config(incremental_by(['run_id'])) }}
 {# The rule length_truncation: responses cut at the maximum length, the
    clipped share above its limit and rising steadily while the response
-   length rises.
-
-   One row per signal (a flagged step) of the runs judged, and one per run
-   judged with a null pattern whose run_parts says how far it was judged
-   (macro changed_runs; see int_finding_runs). The thresholds are dbt vars,
-   described with the rule in fct_run_findings' documentation. #}
+   length rises. #}
 {%- set window = var('plateau_window') -%}
-with
-
-judged_runs as (
-    {{ changed_runs(ref('int_finding_runs'), ref('int_finding_runs')) }}
-),
-
-stats as (
-    {{ changed_runs(ref('int_metric_scores'), ref('int_finding_runs')) }}
-),
-
+{{ finding_rule_start({
+    'stats': ref('int_metric_scores'),
+}) }}
 signals as (
     {# Clipped share above clip_ratio_max while it and the response length
        rise together over the window (the clipped share steadily). #}
@@ -58,20 +45,6 @@ signals as (
         and clip.window_r2 >= {{ var('rising_min_r2') }}
         and length.window_points = {{ window }}
         and length.window_slope > 0
-),
-
-final as (
-    select
-        signals.*,
-        judged_runs.run_parts
-    from signals
-    inner join judged_runs using (run_id)
-    union all
-    {#- one row per run judged, pattern null: how far it was judged #}
-    {{ judged_run_marks([
-        'pattern', 'signal', 'start_step', 'step', 'severity_rank', 'strength',
-        'phrase', 'measures',
-    ]) }}
 )
 
-select * from final
+{{ finding_rule_end() }}

@@ -1,38 +1,12 @@
-{{ config(incremental_by(['run_id'])) }}
 {# The rule model_quality_degradation: the extraction rate below its minimum
    two points running, empty responses rising well above their earlier
    level, and the reward falling while the loss stays low (not right after a
-   gradient spike: that is a collapse).
-
-   One row per signal (a flagged step) of the runs judged, and one per run
-   judged with a null pattern whose run_parts says how far it was judged
-   (macro changed_runs; see int_finding_runs). The thresholds are dbt vars,
-   described with the rule in fct_run_findings' documentation. #}
-{%- set spike_z = var('spike_z') -%}
-{%- set window = var('plateau_window') -%}
-{%- set min_history = var('spike_min_history') -%}
-with
-
-judged_runs as (
-    {{ changed_runs(ref('int_finding_runs'), ref('int_finding_runs')) }}
-),
-
-stats as (
-    {{ changed_runs(ref('int_metric_scores'), ref('int_finding_runs')) }}
-),
-
-grad_spikes as (
-    {# grad_norm excursions (as in the collapse rule): a fall right after one
-       is a collapse, not a drift. #}
-    select
-        run_id,
-        step as spike_step,
-        value as grad_norm,
-        z as grad_z,
-        trailing_median as grad_trailing_median
-    from stats
-    where metric = 'grad_norm' and z > {{ spike_z }}
-),
+   gradient spike: that is a collapse). #}
+{{ finding_rule_start({
+    'stats': ref('int_metric_scores'),
+}) }}
+{%- set window = var('plateau_window') %}
+{%- set min_history = var('spike_min_history') %}
 
 signals as (
     select
@@ -135,11 +109,14 @@ signals as (
             and loss.metric = 'loss'
             and loss.window_points = {{ window }}
             and loss.baseline_points >= {{ min_history }}
-    {#- A fall right after a gradient spike is a collapse, not a drift. #}
-    anti join grad_spikes
+    {#- A fall right after a gradient spike (a grad_norm excursion, as in the
+        collapse rule) is a collapse, not a drift. #}
+    anti join stats as grad_spikes
         on
             reward.run_id = grad_spikes.run_id
-            and grad_spikes.spike_step
+            and grad_spikes.metric = 'grad_norm'
+            and grad_spikes.z > {{ var('spike_z') }}
+            and grad_spikes.step
             between reward.window_first_step - {{ var('collapse_window') }} and reward.step
     where
         reward.window_points = {{ window }}
@@ -152,20 +129,6 @@ signals as (
             {{ window }} * {{ var('plateau_slope_eps') }}
         )
         and (loss.step is null or loss.window_mean <= loss.baseline_mean)
-),
-
-final as (
-    select
-        signals.*,
-        judged_runs.run_parts
-    from signals
-    inner join judged_runs using (run_id)
-    union all
-    {#- one row per run judged, pattern null: how far it was judged #}
-    {{ judged_run_marks([
-        'pattern', 'signal', 'start_step', 'step', 'severity_rank', 'strength',
-        'phrase', 'measures',
-    ]) }}
 )
 
-select * from final
+{{ finding_rule_end() }}

@@ -1,31 +1,19 @@
-{{ config(incremental_by(['run_id'])) }}
 {# The rule performance_plateau: the reward (or Elo) stopped improving. Of
    the points that start a flat stretch to the series' end
    (int_finding_flat_stretches), the one where a hinge fits the series best
    starts the episode; a flat stretch mostly at the run's top reward is
-   reward_saturation instead.
-
-   One row per signal (a flagged step) of the runs judged, and one per run
-   judged with a null pattern whose run_parts says how far it was judged
-   (macro changed_runs; see int_finding_runs). The thresholds are dbt vars,
-   described with the rule in fct_run_findings' documentation. #}
-with
-
-judged_runs as (
-    {{ changed_runs(ref('int_finding_runs'), ref('int_finding_runs')) }}
-),
-
+   reward_saturation instead. #}
+{{ finding_rule_start({
+    'flat_stretches': ref('int_finding_flat_stretches'),
+}) }}
 plateau_points as (
-    {#- (without the flat stretches' marks of how far runs were judged) #}
-    select flat_stretches.*
-    from (
-        {{ changed_runs(ref('int_finding_flat_stretches'), ref('int_finding_runs')) }}
-    ) as flat_stretches
-    where flat_stretches.metric is not null
+    {# (without the flat stretches' marks of how far runs were judged) #}
+    select * from flat_stretches
+    where metric is not null
 ),
 
 signals as (
-    {#- One episode per series, from where the reward stopped improving to
+    {# One episode per series, from where the reward stopped improving to
         the series' end. Of the points that start a flat stretch, the start
         is the one where a line that rises up to it and stays level from it
         on (a hinge) fits the whole series best (least squared error). The
@@ -85,20 +73,6 @@ signals as (
         from plateau_points
     ) as with_flat_points
     where hinge_rank = 1
-),
-
-final as (
-    select
-        signals.*,
-        judged_runs.run_parts
-    from signals
-    inner join judged_runs using (run_id)
-    union all
-    {#- one row per run judged, pattern null: how far it was judged #}
-    {{ judged_run_marks([
-        'pattern', 'signal', 'start_step', 'step', 'severity_rank', 'strength',
-        'phrase', 'measures',
-    ]) }}
 )
 
-select * from final
+{{ finding_rule_end() }}

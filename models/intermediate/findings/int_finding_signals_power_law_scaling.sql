@@ -1,23 +1,11 @@
-{{ config(incremental_by(['run_id'])) }}
 {# The rule power_law_scaling: the run's reward follows a power of its
-   compute (a run fit of int_power_law_fit); information, not a fault.
-
-   One row per signal (a flagged step) of the runs judged, and one per run
-   judged with a null pattern whose run_parts says how far it was judged
-   (macro changed_runs; see int_finding_runs). The thresholds are dbt vars,
-   described with the rule in fct_run_findings' documentation. #}
-with
-
-judged_runs as (
-    {{ changed_runs(ref('int_finding_runs'), ref('int_finding_runs')) }}
-),
-
+   compute (a run fit of int_power_law_fit); information, not a fault. #}
+{{ finding_rule_start({
+    'power_law_fits': ref('int_power_law_fit'),
+}) }}
 power_law as (
-    select run_fits.*
-    from (
-        {{ changed_runs(ref('int_power_law_fit'), ref('int_finding_runs')) }}
-    ) as run_fits
-    where run_fits.scope = 'run'
+    select * from power_law_fits
+    where scope = 'run'
 ),
 
 signals as (
@@ -44,20 +32,6 @@ signals as (
         ]) }} as measures
     from power_law
     where exponent is not null
-),
-
-final as (
-    select
-        signals.*,
-        judged_runs.run_parts
-    from signals
-    inner join judged_runs using (run_id)
-    union all
-    {#- one row per run judged, pattern null: how far it was judged #}
-    {{ judged_run_marks([
-        'pattern', 'signal', 'start_step', 'step', 'severity_rank', 'strength',
-        'phrase', 'measures',
-    ]) }}
 )
 
-select * from final
+{{ finding_rule_end() }}

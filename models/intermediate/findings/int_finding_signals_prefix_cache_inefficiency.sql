@@ -1,26 +1,10 @@
-{{ config(incremental_by(['run_id'])) }}
 {# The rule prefix_cache_inefficiency: a low prefix-cache hit rate after the
    warm-up steps, or no cache metric at all in a run of the trainer that
-   logs them (int_cache_stats).
-
-   One row per signal (a flagged step) of the runs judged, and one per run
-   judged with a null pattern whose run_parts says how far it was judged
-   (macro changed_runs; see int_finding_runs). The thresholds are dbt vars,
-   described with the rule in fct_run_findings' documentation. #}
-with
-
-judged_runs as (
-    {{ changed_runs(ref('int_finding_runs'), ref('int_finding_runs')) }}
-),
-
-stats as (
-    {{ changed_runs(ref('int_metric_scores'), ref('int_finding_runs')) }}
-),
-
-cache_stats as (
-    {{ changed_runs(ref('int_cache_stats'), ref('int_finding_runs')) }}
-),
-
+   logs them (int_cache_stats). #}
+{{ finding_rule_start({
+    'stats': ref('int_metric_scores'),
+    'cache_stats': ref('int_cache_stats'),
+}) }}
 signals as (
     select
         stats.run_id,
@@ -64,20 +48,6 @@ signals as (
         ]) }} as measures
     from cache_stats
     where not cache_enabled
-),
-
-final as (
-    select
-        signals.*,
-        judged_runs.run_parts
-    from signals
-    inner join judged_runs using (run_id)
-    union all
-    {#- one row per run judged, pattern null: how far it was judged #}
-    {{ judged_run_marks([
-        'pattern', 'signal', 'start_step', 'step', 'severity_rank', 'strength',
-        'phrase', 'measures',
-    ]) }}
 )
 
-select * from final
+{{ finding_rule_end() }}

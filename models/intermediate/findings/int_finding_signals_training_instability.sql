@@ -1,31 +1,15 @@
-{{ config(incremental_by(['run_id'])) }}
 {# The rule training_instability: loss or gradient-norm spikes, swings of
    the reward and sudden drops of the extraction rate (excursions against
    the series' own noise, which int_finding_judgements judges together), and
    non-finite values of the metrics that diverge. The first points of a
    series, before it has a trailing window, are scored on their
    step-to-step change (int_metric_scores' burn-in; is_burn_in), so a run
-   that blows up at its start is named there.
-
-   One row per signal (a flagged step) of the runs judged, and one per run
-   judged with a null pattern whose run_parts says how far it was judged
-   (macro changed_runs; see int_finding_runs). The thresholds are dbt vars,
-   described with the rule in fct_run_findings' documentation. #}
+   that blows up at its start is named there. #}
 {%- set spike_z = var('spike_z') -%}
-with
-
-judged_runs as (
-    {{ changed_runs(ref('int_finding_runs'), ref('int_finding_runs')) }}
-),
-
-stats as (
-    {{ changed_runs(ref('int_metric_scores'), ref('int_finding_runs')) }}
-),
-
-history as (
-    {{ changed_runs(ref('int_metric_history'), ref('int_finding_runs')) }}
-),
-
+{{ finding_rule_start({
+    'stats': ref('int_metric_scores'),
+    'history': ref('int_metric_history'),
+}) }}
 instability_spikes as (
     {# Loss or gradient-norm spikes, swings of the reward, sudden drops of
        the extraction rate: excursions, judged together in
@@ -128,20 +112,6 @@ signals as (
     select * from instability_spikes
     union all
     select * from instability_non_finite
-),
-
-final as (
-    select
-        signals.*,
-        judged_runs.run_parts
-    from signals
-    inner join judged_runs using (run_id)
-    union all
-    {#- one row per run judged, pattern null: how far it was judged #}
-    {{ judged_run_marks([
-        'pattern', 'signal', 'start_step', 'step', 'severity_rank', 'strength',
-        'phrase', 'measures',
-    ]) }}
 )
 
-select * from final
+{{ finding_rule_end() }}

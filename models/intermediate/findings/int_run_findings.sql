@@ -159,25 +159,16 @@ pattern_hypotheses as (
 ),
 
 labels as (
+    {# Each pattern's title, as its rule's yml entry declares it (meta
+       labels, macro finding_rules_meta). #}
     select
         labels.pattern,
         labels.label
     from (
         values
-        ('training_instability', 'Training instability'),
-        ('performance_plateau', 'Performance plateau'),
-        ('infrastructure_bottleneck', 'Infrastructure bottleneck'),
-        ('model_quality_degradation', 'Model quality degradation'),
-        ('power_law_scaling', 'Power-law scaling'),
-        ('prefix_cache_inefficiency', 'Prefix cache inefficiency'),
-        ('grad_spike_reward_collapse', 'Gradient spike then reward collapse'),
-        ('length_truncation', 'Length truncation'),
-        ('entropy_collapse_plateau', 'Entropy collapse then plateau'),
-        ('kl_runaway', 'KL runaway'),
-        ('reward_saturation', 'Reward saturation'),
-        ('held_out_collapse', 'Held-out collapse while the reward held'),
-        ('reward_held_out_divergence', 'Reward rising, held-out falling'),
-        ('grpo_signal_loss', 'GRPO signal loss')
+        {%- for pattern, label in finding_rules_meta('labels') | dictsort %}
+            ('{{ pattern }}', '{{ label }}'){{ "," if not loop.last }}
+        {%- endfor %}
     ) as labels (pattern, label)
 ),
 
