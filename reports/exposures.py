@@ -74,6 +74,7 @@ RUN_REPORT = Consumer(
         "run_settings",
         "report_canonical_series",
         "report_held_out",
+        "report_finding_shades",
         "report_throughput",
         "report_extraction",
         "report_reliability",

@@ -123,7 +123,7 @@ def signal_shades(con: Any, present: set[str]) -> Shades:
     if "rpt_finding_shades" not in present:
         return {}
     shades: Shades = {}
-    for row in rows(con, "select signal, metric from rpt_finding_shades order by 1, 2"):
+    for row in query_rows(con, "report_finding_shades"):
         metric = () if row["metric"] is None else (row["metric"],)
         shades[row["signal"]] = (*shades.get(row["signal"], ()), *metric)
     return shades
