@@ -92,7 +92,7 @@ class Sequencer:
     ) -> None:
         """Shift a file's numbers (its rows per group, its staged part) past the run's;
         rewrite its part only when needed. ``companion``: a staged part of another
-        table whose rows carry the same numbers (landing.Builder), shifted alike."""
+        table whose rows carry the same numbers (appended.Builder), shifted alike."""
         offsets = {}
         for key in groups:
             if key[0] not in self.loaded:

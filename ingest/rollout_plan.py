@@ -15,8 +15,8 @@ from pathlib import Path
 
 from obs.ingest import lake as lake_files
 from obs.ingest import traces
+from obs.ingest.appended import SourceFile
 from obs.ingest.errors import IngestError
-from obs.ingest.landing import SourceFile
 from obs.ingest.readers import loads
 
 # File names, each with what wrote it and the run suffix its rows land under.
@@ -185,10 +185,10 @@ def _json_lines(path: Path) -> bool:
 def _history_hint(path: Path) -> str:
     """``; it is a run history (trl): land it with obs ingest metrics PATH`` when a
     tracker reader of ``obs ingest metrics`` finds something at ``path``, else ""."""
-    from obs.ingest import history
+    from obs.ingest import keyed
 
     try:
-        found = sorted({source.format for source in history.plan(path, hints=False)})
+        found = sorted({source.format for source in keyed.plan(path, hints=False)})
     except IngestError:
         return ""
     what = "it is" if path.is_file() else "it holds"

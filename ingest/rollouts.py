@@ -28,7 +28,7 @@ Formats (a folder may mix them; each file says by its name what it is):
 (verl's uid, prime-rl's ``group.id``, an agent's ``group_id``, which also stays
 in ``extra`` for the agentic marts); the marts group by prompt.
 
-The row rules live in ``RolloutBuilder``; the landing core (``landing.py``) does
+The row rules live in ``RolloutBuilder``; the landing core (``appended.py``) does
 the rest. Nothing here computes analytics.
 """
 
@@ -45,14 +45,14 @@ import pyarrow as pa
 from obs.core.identity import prompt_hash
 from obs.ingest import lake as lake_files
 from obs.ingest import traces
-from obs.ingest.errors import IngestError
-from obs.ingest.landing import (
+from obs.ingest.appended import (
     FileResult,
     IngestResult,
     Reject,
     SourceFile,
     land,
 )
+from obs.ingest.errors import IngestError
 from obs.ingest.numbering import Numbering
 from obs.ingest.readers import GzipLimit, Record, RowError, finite_json
 from obs.ingest.rollout_plan import default_run_id, plan_rollouts
@@ -276,7 +276,7 @@ class RolloutBuilder:
         self._token_rows.append(tokens)
 
     def take_companion(self) -> pa.Table:
-        """The ``rollout_tokens`` rows of the last ``build`` (landing.Builder)."""
+        """The ``rollout_tokens`` rows of the last ``build`` (appended.Builder)."""
         rows, self._token_rows = self._token_rows, []
         return tokens_table(rows)
 

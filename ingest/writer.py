@@ -1,7 +1,7 @@
 """The run writer: one call's writing to the lake, the same for every landing.
 
-Both landings use it: the append landing (``landing.py``: rollouts, by byte
-offset) and the keyed landing (``history.py``: tracker histories, the reward
+Both landings use it: the append landing (``appended.py``: rollouts, by byte
+offset) and the keyed landing (``keyed.py``: tracker histories, the reward
 monitor, eval and console logs, by key). A landing decides *what* lands; the
 writer owns *how*:
 

@@ -139,7 +139,7 @@ class Follower:
                 return
 
     def _land_and_build(self) -> str:
-        from obs.ingest.history import ingest_metrics
+        from obs.ingest.keyed import ingest_metrics
         from obs.ingest.rollouts import ingest_rollouts
 
         landed = ingest_rollouts(self.path, lake=self.lake, run_id=self.run_id)

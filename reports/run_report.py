@@ -29,7 +29,7 @@ SEVERITY_COLOURS = {"critical": "rgba(214, 40, 40, 0.16)", "warning": "rgba(245,
 
 
 @dataclass(frozen=True)
-class Chart:
+class SectionChart:
     """A section's chart over steps: the mart it reads and the series it draws."""
 
     mart: str  # "canonical": fct_metric_history by canonical metric
@@ -42,32 +42,32 @@ class Chart:
 
 TRAINING_TITLE = "Training metrics"
 CHARTS = {
-    TRAINING_TITLE: Chart("canonical", tuple(name for name, _ in TRAINING), "value"),
-    "Performance": Chart(
+    TRAINING_TITLE: SectionChart("canonical", tuple(name for name, _ in TRAINING), "value"),
+    "Performance": SectionChart(
         "fct_run_throughput",
         ("trajectories_per_second", "training_rollout_ratio", "pipeline_overlap_s"),
         "value",
     ),
-    "Extraction": Chart(
+    "Extraction": SectionChart(
         "fct_extraction_quality",
         ("extraction_rate", "extracted_share"),
         "share",
         one_panel=True,
         thresholds=(("extraction_rate_min", "target"),),
     ),
-    "Rollout reliability": Chart(
+    "Rollout reliability": SectionChart(
         "fct_rollout_reliability",
         ("failed_rollouts", "max_total_s", "max_volume_reload_s"),
         "value",
     ),
-    "Prefix cache": Chart(
+    "Prefix cache": SectionChart(
         "canonical",
         ("cache_hit_rate",),
         "hit rate",
         one_panel=True,
         thresholds=(("cache_hit_good", "good"), ("cache_hit_low", "low")),
     ),
-    "League": Chart("fct_league", ("elo", "best_elo", "win_rate"), "value"),
+    "League": SectionChart("fct_league", ("elo", "best_elo", "win_rate"), "value"),
 }
 # Sections drawn by a chart of their own (not over steps).
 OTHER_CHARTS = ("Power law", "Evaluation results")
@@ -231,7 +231,7 @@ def _series(con: Any, run_id: str, mart: str, columns: tuple[str, ...]) -> dict[
 
 
 @dataclass
-class Drawn:
+class SectionFigure:
     """A section's chart, or why it has none (``figure`` None)."""
 
     figure: go.Figure | None
@@ -253,14 +253,14 @@ def _section_chart(
     present: set[str],
     settings: dict[str, Any],
     shades: Shades,
-) -> Drawn | None:
+) -> SectionFigure | None:
     """The section's chart; None for a section the report draws no chart for."""
     title = f"{section.number}. {section.title}" if section.number else section.title
     if section.title == "Power law":
         return _power_law_chart(con, run_id, section, title, present)
     if section.title == "Evaluation results":
         if not section.available:
-            return Drawn(None, _why(section, "fct_eval_results", present))
+            return SectionFigure(None, _why(section, "fct_eval_results", present))
         figure = _figure(title, "latest evaluation, by opponent")
         for key in ("win_rate", "survival_rate"):
             figure.add_bar(
@@ -269,12 +269,12 @@ def _section_chart(
                 name=key.replace("_", " "),
             )
         figure.update_layout(xaxis_title="opponent")
-        return Drawn(figure, use_for=_use_for(section.title, settings))
+        return SectionFigure(figure, use_for=_use_for(section.title, settings))
     chart = CHARTS.get(section.title)
     if chart is None:
         return None
     if chart.mart != "canonical" and chart.mart not in present:
-        return Drawn(None, _why(section, chart.mart, present))
+        return SectionFigure(None, _why(section, chart.mart, present))
     columns = chart.columns
     held_out = (
         _held_out_canonical(con, run_id, present) if section.title == TRAINING_TITLE else None
@@ -283,7 +283,7 @@ def _section_chart(
         columns = (held_out, *(c for c in columns if c != held_out))
     series = _series(con, run_id, chart.mart, columns)
     if not series:
-        return Drawn(None, _why(section, chart.mart, present))
+        return SectionFigure(None, _why(section, chart.mart, present))
     if len(series) > 1 and not chart.one_panel:
         figure, places = _panels(title, series)
         if held_out in places:
@@ -316,7 +316,7 @@ def _section_chart(
     # steps are whole numbers: no tick at 1.5
     figure.update_xaxes(**whole_ticks([p[0] for points in series.values() for p in points]))
     _mark_findings(figure, found, places, shades)
-    return Drawn(figure, use_for=_use_for(section.title, settings))
+    return SectionFigure(figure, use_for=_use_for(section.title, settings))
 
 
 def _held_out_canonical(con: Any, run_id: str, present: set[str]) -> str | None:
@@ -393,14 +393,14 @@ def _logs_compute(con: Any, run_id: str) -> bool:
 
 def _power_law_chart(
     con: Any, run_id: str, section: Section, title: str, present: set[str]
-) -> Drawn:
+) -> SectionFigure:
     if not section.available:
         if "fct_power_law_fit" in present and not _logs_compute(con, run_id):
-            return Drawn(None, NEEDS["Power law"])
-        return Drawn(None, section.note or _why(section, "fct_power_law_fit", present))
+            return SectionFigure(None, NEEDS["Power law"])
+        return SectionFigure(None, section.note or _why(section, "fct_power_law_fit", present))
     points = query_rows(con, "report_power_law_points", run=run_id)
     if not points:
-        return Drawn(None, "no step logged both a positive reward and a positive compute")
+        return SectionFigure(None, "no step logged both a positive reward and a positive compute")
     figure = _figure(title, "reward against cumulative compute, log-log")
     figure.add_scatter(
         x=[p["c"] for p in points], y=[p["r"] for p in points], mode="markers", name="steps"
@@ -417,7 +417,7 @@ def _power_law_chart(
         )
     figure.update_xaxes(type="log", title="cumulative compute")
     figure.update_yaxes(type="log", title="reward")
-    return Drawn(figure, use_for=_use_for(section.title, {}))
+    return SectionFigure(figure, use_for=_use_for(section.title, {}))
 
 
 # --------------------------------------------------------------------------- page

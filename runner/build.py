@@ -88,14 +88,6 @@ class BuildSummary:
     seconds: float = 0.0
 
 
-def run_build(dbt: Dbt, dbt_args: Sequence[str] = (), unit_tests: bool = False) -> int:
-    """One build with a kept ``Dbt``: how many models ran (0: up to date).
-
-    Raises ``BuildFailed`` when a model or a data test failed.
-    """
-    return build(dbt, dbt_args, unit_tests).models
-
-
 def build(
     dbt: Dbt, dbt_args: Sequence[str] = (), unit_tests: bool = False, dbt_log: bool = True
 ) -> BuildSummary:
@@ -193,4 +185,4 @@ def build_warehouse(
 
     check_target(target)
     check_lake(lake)
-    return run_build(Dbt(warehouse, lake, target=target), dbt_args, unit_tests)
+    return build(Dbt(warehouse, lake, target=target), dbt_args, unit_tests).models

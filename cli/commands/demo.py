@@ -77,7 +77,7 @@ def demo(
         # The run's tracker history too: an analyze-experiment export with a
         # gradient spike planted, so `obs analyze` has something to find.
         from obs.demo.histories import write_seed_export
-        from obs.ingest.history import ingest_metrics
+        from obs.ingest.keyed import ingest_metrics
 
         export = out.parent / f"{out.name}-history" / f"analysis_{run_id}.json"
         write_seed_export(
@@ -96,7 +96,7 @@ def demo(
         # A multi-turn agent's run beside it: rollouts with turn rewards, eval
         # logs and the trainer's console log (its times, grad norm and loss).
         from obs.demo.agent import AgentSpec, write_agent_run
-        from obs.ingest.history import Source, land_histories
+        from obs.ingest.keyed import Source, land_histories
         from obs.ingest.trackers import eval_logs, trainer_log
 
         agent_dir = out.parent / f"{out.name}-agent"

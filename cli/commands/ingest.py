@@ -418,7 +418,7 @@ def metrics(
       obs ingest metrics outputs/my-prime-run         # prime-rl's metrics.jsonl
       obs ingest metrics monitoring_data/ --run grpo-1  # a GRPO reward monitor's folder
     """
-    from obs.ingest.history import formats
+    from obs.ingest.keyed import formats
 
     if fmt != "auto" and fmt not in formats():
         raise click.BadParameter(
@@ -587,7 +587,7 @@ def trainer_log(
         raise click.ClickException(
             f"{path}: no such file; give the file the trainer's stdout was saved to"
         )
-    from obs.ingest.history import Source
+    from obs.ingest.keyed import Source
     from obs.ingest.trackers import trainer_log as reader
 
     source = Source(reader, reader.FORMAT, path)
@@ -605,7 +605,7 @@ def _land_histories(
     sources: list[object] | None = None,
 ) -> None:
     """The ingest commands of run histories and records: land, report, exit."""
-    from obs.ingest.history import describe_skipped, land_histories, plan
+    from obs.ingest.keyed import describe_skipped, land_histories, plan
 
     try:
         with friendly_errors(settings.debug), _file_progress("ingesting", quiet) as tick:

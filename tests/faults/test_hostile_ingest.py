@@ -16,7 +16,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from obs.ingest import landing
+from obs.ingest import appended
 from obs.ingest.readers import GzipLimit
 from obs.ingest.rollouts import ingest_rollouts
 
@@ -125,7 +125,7 @@ def test_bulk_slices_fall_back_to_the_rules_and_keep_numbering(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A file read in bulk slices; a later slice needs the rules: one numbering throughout."""
-    monkeypatch.setattr(landing, "BULK_BYTES", 200)
+    monkeypatch.setattr(appended, "BULK_BYTES", 200)
     lines = [line(f"p{i % 3}", i % 2 / 2) for i in range(30)]
     lines[20] = '{"input": "p0", "output": "x", "score": 1, "score": 2}'  # a key twice
     lines[25] = line("p1", 0.5, note=float("nan"))  # NaN in extra: the rules say how

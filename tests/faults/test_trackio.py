@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from obs.ingest.history import ingest_metrics
+from obs.ingest.keyed import ingest_metrics
 from obs.ingest.trackers import trackio as tio
 
 from tests.conftest import lake_query

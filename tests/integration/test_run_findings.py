@@ -23,7 +23,7 @@ import duckdb
 import numpy as np
 import pytest
 from obs.demo.histories import PATTERNS, write_grpo_log, write_seed_export
-from obs.ingest.history import ingest_metrics
+from obs.ingest.keyed import ingest_metrics
 from obs.runner.dbt import project_dir, run_dbt
 
 pytestmark = pytest.mark.integration

@@ -25,7 +25,7 @@ from typing import Any
 import duckdb
 import numpy as np
 import pytest
-from obs.ingest.history import ingest_metrics
+from obs.ingest.keyed import ingest_metrics
 
 from tests.conftest import run_cli
 from tests.integration.test_run_findings import (

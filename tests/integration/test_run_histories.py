@@ -259,7 +259,7 @@ def test_kill_9_mid_ingest_then_ingest_again(tmp_path: Path) -> None:
     command = [
         sys.executable,
         "-c",
-        "from pathlib import Path; from obs.ingest.history import ingest_metrics; "
+        "from pathlib import Path; from obs.ingest.keyed import ingest_metrics; "
         f"ingest_metrics(Path({str(logs)!r}), lake=Path({str(lake)!r}))",
     ]
     for delay in (0.4, 0.8, 1.2, 1.6):
@@ -386,7 +386,7 @@ def test_watch_lands_a_tracker_log_beside_the_rollouts(
 def test_unchanged_source_is_not_read_and_rejects_land_once(
     tmp_path: Path, lake: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from obs.ingest import history
+    from obs.ingest import keyed
     from obs.ingest.trackers import jsonl_metrics
 
     log = tmp_path / "metrics.jsonl"
@@ -394,19 +394,19 @@ def test_unchanged_source_is_not_read_and_rejects_land_once(
     calls = []
     real = jsonl_metrics.read
     monkeypatch.setattr(jsonl_metrics, "read", lambda *a: calls.append(a) or real(*a))
-    first = history.ingest_metrics(log, lake=lake)
+    first = keyed.ingest_metrics(log, lake=lake)
     assert (first.rows_landed, first.rows_rejected) == (1, 1)
-    again = history.ingest_metrics(log, lake=lake)
+    again = keyed.ingest_metrics(log, lake=lake)
     assert [f.status for f in again.files] == ["unchanged"] and len(calls) == 1
     assert again.runs == [tmp_path.name]  # metrics.jsonl is named after its folder
     with log.open("a") as handle:
         handle.write('{"step": 1, "loss": 0.5}\n')
-    grown = history.ingest_metrics(log, lake=lake)
+    grown = keyed.ingest_metrics(log, lake=lake)
     assert (grown.rows_landed, grown.rows_rejected) == (1, 0) and len(calls) == 2
     rejects = duckdb.sql(f"select count(*) from read_parquet('{lake}/_rejects/**/*.parquet')")
     assert rejects.fetchone()[0] == 1
     # Under another --run the source is read again and lands in that run.
-    other = history.ingest_metrics(log, lake=lake, run_id="other")
+    other = keyed.ingest_metrics(log, lake=lake, run_id="other")
     assert other.rows_landed == 2 and len(calls) == 3
 
 
@@ -457,7 +457,7 @@ def test_hostile_values_are_rejected_or_kept_never_a_traceback(
 def test_a_restarted_trainer_keeps_the_newest_values_however_it_was_ingested(
     tmp_path: Path, lake: Path, warehouse: Path
 ) -> None:
-    from obs.ingest.history import ingest_metrics
+    from obs.ingest.keyed import ingest_metrics
 
     first = [{"step": s, "loss": 1.0} for s in range(11)]
     restart = [{"step": s, "loss": 2.0} for s in range(5, 16)]

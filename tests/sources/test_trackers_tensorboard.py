@@ -342,7 +342,7 @@ def test_a_folder_keeps_its_run_id_whatever_path_names_it_later(tmp_path: Path) 
     ``logs/exp1`` (where its path alone would name it ``train``): the new points join
     ``exp1.train``, and no second run appears."""
     import duckdb
-    from obs.ingest.history import ingest_metrics
+    from obs.ingest.keyed import ingest_metrics
 
     run, lake = tmp_path / "logs" / "exp1" / "train", tmp_path / "lake"
     write_x(run, [1.0, 2.0, 3.0])

@@ -157,7 +157,7 @@ def _land_planted(folder: Path, lake: Path) -> None:
     one whose reward turns NaN and KL infinite, so that every rule of the findings
     finds something on both engines (the demo run alone raises two patterns)."""
     from obs.demo.histories import write_seed_export
-    from obs.ingest.history import ingest_metrics
+    from obs.ingest.keyed import ingest_metrics
 
     for index, (pattern, step) in enumerate(PLANTS.items()):
         write_seed_export(

@@ -147,7 +147,7 @@ def _private_uses(path: Path, root: Path = ROOT) -> list[str]:
 
 @pytest.mark.parametrize("package", PRODUCT)
 def test_no_product_module_uses_another_modules_private_names(package: str) -> None:
-    """No exceptions: no product module breaks the rule (ingest/landing.py's import of
+    """No exceptions: no product module breaks the rule (ingest/appended.py's import of
     obs.ingest._workers is its own package's private module)."""
     paths = sorted((ROOT / package).rglob("*.py"))
     assert paths
@@ -168,13 +168,13 @@ def test_the_private_name_rule_would_catch_each_way_in(tmp_path: Path) -> None:
         "from obs.reports import _mine\n"
         "from obs.ingest import _parquet\n"
         "def f():\n"
-        "    from obs.ingest.landing import _land\n"
+        "    from obs.ingest.appended import _land\n"
         "    return page._theme_json(), page.__name__, own.ok\n"
     )
     assert _private_uses(module, root=tmp_path) == [
         "reports/sneaky.py:1: uses obs.reports.render._chart",
         "reports/sneaky.py:3: uses obs.ingest._workers",
         "reports/sneaky.py:6: uses obs.ingest._parquet",
-        "reports/sneaky.py:8: uses obs.ingest.landing._land",
+        "reports/sneaky.py:8: uses obs.ingest.appended._land",
         "reports/sneaky.py:9: uses obs.reports.page._theme_json",
     ]

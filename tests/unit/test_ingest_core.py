@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from obs.ingest.appended import SourceFile, _group_counts, _Job
 from obs.ingest.lake import ManifestEntry, read_manifest, write_manifest
-from obs.ingest.landing import SourceFile, _group_counts, _Job
 from obs.ingest.readers import count_lines, last_line_end, read_buffer
 from obs.ingest.workers import WorkerPool
 
@@ -93,20 +93,20 @@ def test_files_landed_at_their_size_and_time_are_not_read_again(
     import os
 
     from obs.demo.rollouts import DemoSpec, write_demo_run
-    from obs.ingest import landing
+    from obs.ingest import appended
     from obs.ingest.rollouts import ingest_rollouts
 
     dumps, lake = tmp_path / "dumps", tmp_path / "lake"
     write_demo_run(dumps, DemoSpec(prompts=4, iterations=3, samples_per_prompt=2, seed=1))
     assert ingest_rollouts(dumps, lake=lake, run_id="r").rows_landed == 24
     read: list[str] = []
-    real = landing.snapshot
+    real = appended.snapshot
 
     def counting(path: Path, **kwargs: bool) -> object:
         read.append(path.name)
         return real(path, **kwargs)
 
-    monkeypatch.setattr(landing, "snapshot", counting)
+    monkeypatch.setattr(appended, "snapshot", counting)
     again = ingest_rollouts(dumps, lake=lake, run_id="r")
     assert [f.status for f in again.files] == ["unchanged"] * 3 and read == []
     # A file whose time moved is read and found the same; one that grew, appended.

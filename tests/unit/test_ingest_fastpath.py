@@ -322,7 +322,7 @@ def test_bulk_path_and_landing_never_import_pandas(tmp_path: Path) -> None:
     script = (
         "import sys; from pathlib import Path\n"
         "from obs.ingest.rollouts import ingest_rollouts\n"
-        "from obs.ingest import landing\n"
+        "from obs.ingest import appended\n"
         f"ingest_rollouts(Path({str(run.path)!r}), lake=Path({str(tmp_path / 'lake')!r}), "
         "run_id='r', workers=1)\n"
         "print(sorted(m for m in ('pandas', 'pyarrow.dataset') if m in sys.modules))\n"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from obs.ingest.errors import IngestError
-from obs.ingest.history import ingest_metrics
+from obs.ingest.keyed import ingest_metrics
 from obs.ingest.rollout_plan import default_run_id, plan_rollouts
 from obs.ingest.rollouts import ingest_rollouts
 from obs.ingest.trackers import jsonl_metrics
@@ -374,20 +374,20 @@ def test_batches_end_at_a_byte_budget_and_land_the_same_rows(
     """Trace lines can be megabytes each: a batch ends at BATCH_BYTES of source
     lines as well as at BATCH_ROWS rows. With a budget smaller than one line
     every record is its own batch; what lands is the same, row for row."""
-    from obs.ingest import landing
+    from obs.ingest import appended
 
     whole = tmp_path / "whole-lake"
     ingest_rollouts(run_dir, lake=whole, workers=1)
     seen: list[int] = []
-    records = landing._records
+    records = appended._records
 
-    def counted(job: landing._Job):  # type: ignore[no-untyped-def]
+    def counted(job: appended._Job):  # type: ignore[no-untyped-def]
         for batch in records(job):
             seen.append(len(batch))
             yield batch
 
-    monkeypatch.setattr(landing, "BATCH_BYTES", 1)
-    monkeypatch.setattr(landing, "_records", counted)
+    monkeypatch.setattr(appended, "BATCH_BYTES", 1)
+    monkeypatch.setattr(appended, "_records", counted)
     split = tmp_path / "split-lake"
     result = ingest_rollouts(run_dir, lake=split, workers=1)
     assert (result.rows_landed, result.rows_rejected) == (11, 1)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from obs.ingest import history as histories
+from obs.ingest import keyed as histories
 from obs.ingest.trackers import reward_monitor
 from obs.monitor import RewardTracker
 from obs.monitor import format as monitoring_format

@@ -17,7 +17,7 @@ import duckdb
 import obs.ingest.trackers.trainer_log as module
 import pyarrow as pa
 import pytest
-from obs.ingest.history import Source, land_histories
+from obs.ingest.keyed import Source, land_histories
 from obs.ingest.schema import (
     EVAL_STEPS,
     RECORD_KEYS,
