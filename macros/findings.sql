@@ -1,5 +1,5 @@
-{#- Findings: the template of a finding rule, the rules' metadata, and the
-    judged metrics and run marks the rules read. -#}
+{#- Findings: the template of a finding rule, the rules' metadata, the
+    metrics they judge and the marks of the runs they judged. -#}
 
 {% macro finding_rule_start(reads) %}
 {#- The opening of a finding rule's model (int_finding_signals_<pattern>),

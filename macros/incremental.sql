@@ -16,7 +16,8 @@
 {% endmacro %}
 
 {#- DuckDB and any engine with DELETE: delete the new rows' keys, insert the
-    rows (the project's delete+insert, macros/delete_insert.sql). -#}
+    rows (the project's delete+insert, get_delete_insert_merge_sql in
+    macros/dbt_overrides.sql). -#}
 {% macro default__incremental_by(grain, unique_key, merges_held_rows) %}
     {{ return({'materialized': 'incremental', 'unique_key': unique_key}) }}
 {% endmacro %}

@@ -1,5 +1,5 @@
 {#- Lists: building, reading, filtering and folding them, and the
-    aggregates that collect rows into one. -#}
+    aggregates that collect a group's rows into a list. -#}
 
 {% macro empty_list(element_type) %}
 {#- An empty list of `element_type` (DuckDB's type name, as the lake sources
