@@ -2,7 +2,7 @@
 
 An expression is a parameter, never SQL: ``strict``, ``auto``, ``score >= X`` or
 ``<reward function> >= X`` is parsed here into its kind, function and threshold,
-and those travel to dbt as the var (macros/success_rule.sql checks them again).
+and those travel to dbt as the var (macros/rewards.sql (success_rule) checks them again).
 """
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ def test_a_wheel_installed_outside_the_checkout_runs_the_demo(tmp_path: Path) ->
         "obs/project/dbt_project.yml",
         "obs/project/profiles.yml",
         "obs/project/models/marts/agent/fct_eval_steps.sql",
-        "obs/project/macros/incremental_by_groups.sql",
+        "obs/project/macros/incremental.sql",
         "obs/project/seeds/metric_aliases.csv",
         "obs/project/data-tests/assert_marts_cover_lake.sql",
         "obs/reports/templates/dashboard.html",

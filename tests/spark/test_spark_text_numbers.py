@@ -76,7 +76,7 @@ def _values() -> list[float]:
 def spark_texts() -> Iterator[tuple[list[float], list[str]]]:
     from pyspark.sql import SparkSession
 
-    source = (ROOT / "macros" / "json_leaves.sql").read_text()
+    source = (ROOT / "macros" / "json.sql").read_text()
     # a module does not export names that start with _: the JSON writer renamed
     source = source.replace("{% macro _json_double_text(", "{% macro json_double_text_(")
     env = jinja2.Environment(extensions=["jinja2.ext.do"])

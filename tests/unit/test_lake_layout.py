@@ -31,13 +31,13 @@ def test_the_dbt_project_spells_the_layout_once_and_as_python_does() -> None:
     location = lake["meta"]["external_location"]
     assert f"/{{name}}/{lake_layout.PARTS_GLOB}'" in location and "hive_partitioning" in location
     assert all("meta" not in table for table in lake["tables"])
-    macro = (ROOT / "macros/lake_time.sql").read_text()
+    macro = (ROOT / "macros/lake.sql").read_text()
     assert f"strptime({{{{ column }}}}, '{lake_layout.TIME_FORMAT}')" in macro
-    glob_macro = (ROOT / "macros/lake_source.sql").read_text()
+    glob_macro = (ROOT / "macros/lake.sql").read_text()
     assert f'"/" ~ table_name ~ "/{lake_layout.PARTS_GLOB}"' in glob_macro
-    runs_macro = (ROOT / "macros/incremental_by_runs.sql").read_text()
+    runs_macro = (ROOT / "macros/incremental.sql").read_text()
     assert f"/{lake_layout.RUN_PARTITION}=([^/]*)/{lake_layout.TIME_PARTITION}=[^/]*/" in runs_macro
-    layout_files = {"lake_time.sql", "lake_source.sql", "incremental_by_runs.sql"}
+    layout_files = {"lake.sql", "incremental.sql"}
     for path in [*(ROOT / "models").rglob("*.sql"), *(ROOT / "macros").rglob("*.sql")]:
         if path.name in layout_files:
             continue
