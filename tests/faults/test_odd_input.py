@@ -211,7 +211,8 @@ def test_build_stays_green_after_non_finite_scores(tmp_path: Path) -> None:
             "sql",
             "--format",
             "csv",
-            "select run_id, n_samples, mean_score, std_score from fct_prompt_iteration order by 1",
+            "select run_id, n_samples, mean_score, round(std_score, 12) as std_score "
+            "from fct_prompt_iteration order by 1",
         ]
     )
     assert out.stdout.splitlines()[1:] == [
