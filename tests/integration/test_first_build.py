@@ -48,7 +48,9 @@ def test_the_first_build_after_the_install_step_compiles_nothing(
     write_demo_run(dumps, DemoSpec(prompts=6, iterations=3, samples_per_prompt=2, seed=3))
     run_cli(["--lake", lake, "--warehouse", tmp_path / "w0.duckdb", "ingest", "rollouts", dumps,
              "--run", "p", "-q"])  # fmt: skip
-    # the install step (its own process: nothing kept in memory after it)
+    # the install step, with nothing kept in memory (an earlier test's plan) before it
+    # or after it (its own process)
+    monkeypatch.setattr(engine, "_kept", {})
     compiled = run_cli(["build", "--compile-only"])
     assert "compiling the project for obs's executor" in compiled.stderr
     monkeypatch.setattr(engine, "_kept", {})
