@@ -235,7 +235,6 @@ SPARK_DIGITS_DIFFER = frozenset(
         "reward_hacking_fits_each_series_on_its_own_steps",
         "int_finding_signals_performance_plateau_starts_where_a_hinge_fits_best",
         "int_finding_signals_training_instability_excursions_and_non_finite",
-        "int_power_law_fit_recovers_a_planted_exponent",
     }
 )
 
