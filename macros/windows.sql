@@ -1,5 +1,4 @@
-{#- Windows and joins: row numbers, the as-of join and the guard of long
-    window chains. -#}
+{#- Windows and joins: row numbers and the as-of join. -#}
 
 {% macro row_numbers(order_by) %}
 {#- A number for each row of a query (1, 2, ...), to join rows back after
@@ -59,19 +58,3 @@
             {%- endfor %}
             {{ left_at }} >= {{ right_at }}
 {% endmacro %}
-
-{% macro window_chain_guard() %}
-{#- A select-list item (with its comma) for each CTE of a long chain of
-    windows partitioned by columns, such as the k-means' Lloyd steps. DuckDB's
-    filter pushdown plans what lies below a partitioned window twice, so a
-    chain of n of them costs 2^n (20 steps: over 30 s to plan); an
-    unpartitioned window beside them (never read, so pruned) makes it plan
-    the chain once. Nothing on Spark. -#}
-    {{- return(adapter.dispatch('window_chain_guard', 'obs')()) -}}
-{% endmacro %}
-
-{% macro default__window_chain_guard() %}{% endmacro %}
-
-{% macro duckdb__window_chain_guard() -%}
-    count(*) over () as window_chain_guard,
-{%- endmacro %}
