@@ -1,9 +1,16 @@
 """The dbt exposures of every consumer of the warehouse, written from the queries it runs.
 
-Every read of obs is a named query of ``reports/queries/`` (``reports.sql``),
-and every consumer names the queries it runs: a dashboard page through the
-chart registry (``charts.PAGES``), the others here (``CONSUMERS``: the run
-report, the served pages, the console answers, the exports, the Python API).
+Every read of obs is a named query of ``reports/queries/`` (``reports.sql``).
+A dashboard page runs the queries the chart registry gives it
+(``charts.PAGES``); every other consumer (the run report, the served pages, the
+console answers, the exports, the Python API) is named here with the modules
+that make it, and the queries it runs are read from their source
+(``module_reads``): each call into ``reports.sql``'s loader (``frame``,
+``query_rows``, ...) names its query by a literal, or by an expression this
+scan follows back to literals of the same module (a parameter of the function,
+given literals where it is called; a module-level dict of literals; a field of
+a dataclass of the module, given literals where it is built). Any other name is
+an error (``UnresolvedQuery``), so no hand-written list can drift from the code.
 ``models/reports/_reports__exposures.yml`` holds one exposure per consumer,
 depending on every relation its queries read (parsed from their SQL:
 ``sql.relations_read``), so dbt's lineage (``dbt docs``) shows what each page
@@ -18,8 +25,11 @@ when it is out of date.
 from __future__ import annotations
 
 import argparse
+import ast
+import functools
+import importlib.util
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +51,229 @@ HEADER = (
 )
 
 
+# The loader of reports/sql.py: the functions a consumer reads a query through, and the
+# position of the query's name among their arguments (after the connection).
+SQL_MODULE = "obs.reports.sql"
+LOADERS = frozenset({"frame", "query_rows", "query_row", "query_value", "query_arrow"})
+NAME_POSITION = 1
+# The dashboards' modules: they run the queries the chart registry names (their
+# exposures are the pages'), so a name they do not spell as a literal is the registry's.
+REGISTRY_MODULES = (
+    "obs.reports.render",
+    "obs.reports.reward_dashboard",
+    "obs.reports.agent_dashboard",
+)
+
+
+class UnresolvedQuery(ValueError):
+    """A call into the loader whose query name the scan cannot follow back to literals."""
+
+
+@dataclass(frozen=True)
+class ModuleReads:
+    """What one module's calls into the loader read."""
+
+    module: str
+    calls: int  # how many calls into the loader it makes
+    queries: tuple[str, ...]  # the names it runs, in the order of the source
+    unresolved: tuple[str, ...]  # "path:line: why" of each call whose name is not followed
+
+
+def module_path(module: str) -> Path:
+    """The source file of ``module`` (an ``obs.`` module)."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        raise UnresolvedQuery(f"{module}: no such module")
+    return Path(spec.origin)
+
+
+class _Scan:
+    """One module's source: its calls into the loader and what their names resolve to."""
+
+    def __init__(self, module: str, path: Path, source: str) -> None:
+        self.module = module
+        self.path = path
+        self.tree = ast.parse(source, filename=str(path))
+        self.parent: dict[ast.AST, ast.AST] = {
+            child: node for node in ast.walk(self.tree) for child in ast.iter_child_nodes(node)
+        }
+        self.calls = [n for n in ast.walk(self.tree) if isinstance(n, ast.Call)]
+        self.constants = {
+            target.id: node.value
+            for node in self.tree.body
+            if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            if isinstance(target, ast.Name)
+        }
+        self.classes = {n.name: n for n in self.tree.body if isinstance(n, ast.ClassDef)}
+        self.loaders, self.sql_aliases = self._imports()
+
+    def _imports(self) -> tuple[set[str], set[str]]:
+        """The loader's functions as this module names them, and its names for reports.sql."""
+        loaders: set[str] = set()
+        aliases: set[str] = set()
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.ImportFrom) and node.module == SQL_MODULE:
+                loaders |= {a.asname or a.name for a in node.names if a.name in LOADERS}
+            elif isinstance(node, ast.ImportFrom) and node.module == "obs.reports":
+                aliases |= {a.asname or a.name for a in node.names if a.name == "sql"}
+            elif isinstance(node, ast.Import):
+                aliases |= {a.asname for a in node.names if a.name == SQL_MODULE and a.asname}
+        return loaders, aliases
+
+    def where(self, node: ast.AST) -> str:
+        return f"{self.path}:{getattr(node, 'lineno', 0)}"
+
+    def is_loader(self, call: ast.Call) -> bool:
+        func = call.func
+        if isinstance(func, ast.Name):
+            return func.id in self.loaders
+        return (
+            isinstance(func, ast.Attribute)
+            and func.attr in LOADERS
+            and isinstance(func.value, ast.Name)
+            and func.value.id in self.sql_aliases
+        )
+
+    def enclosing_function(self, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        found = self.parent.get(node)
+        while found is not None and not isinstance(found, ast.FunctionDef | ast.AsyncFunctionDef):
+            found = self.parent.get(found)
+        return found
+
+    @staticmethod
+    def argument(call: ast.Call, position: int, keyword: str) -> ast.expr | None:
+        """The argument at ``position`` (or passed as ``keyword``) of a call."""
+        if len(call.args) > position and not any(
+            isinstance(a, ast.Starred) for a in call.args[: position + 1]
+        ):
+            return call.args[position]
+        return next((k.value for k in call.keywords if k.arg == keyword), None)
+
+    def calls_of(self, name: str) -> Iterator[ast.Call]:
+        """The calls in the module of a function, method or class named ``name``."""
+        for call in self.calls:
+            func = call.func
+            if (isinstance(func, ast.Name) and func.id == name) or (
+                isinstance(func, ast.Attribute) and func.attr == name
+            ):
+                yield call
+
+    def resolve(self, expr: ast.expr, depth: int = 0) -> tuple[str, ...]:
+        """The query names ``expr`` can be: literals, or what it is followed back to."""
+        if depth > 8:
+            raise UnresolvedQuery(f"{self.where(expr)}: the query name is followed too far")
+        if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+            return (expr.value,)
+        if isinstance(expr, ast.Name):
+            function = self.enclosing_function(expr)
+            if function is not None and expr.id in _parameters(function):
+                return self._resolve_parameter(function, expr, depth)
+            if expr.id in self.constants:
+                return self.resolve(self.constants[expr.id], depth + 1)
+        if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name):
+            table = self.constants.get(expr.value.id)
+            if isinstance(table, ast.Dict):
+                return tuple(q for v in table.values for q in self.resolve(v, depth + 1))
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+            found = self._resolve_field(expr, expr.value.id, depth)
+            if found:
+                return found
+        raise UnresolvedQuery(
+            f"{self.where(expr)}: the query name `{ast.unparse(expr)}` is not a literal"
+            " (nor a parameter, dict or dataclass field of the module given literals)"
+        )
+
+    def _resolve_parameter(
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef, expr: ast.Name, depth: int
+    ) -> tuple[str, ...]:
+        """A parameter: the literals given it wherever the module calls the function."""
+        name = expr.id
+        params = _parameters(function)
+        position = params.index(name)
+        method = bool(params) and params[0] in {"self", "cls"}
+        found: list[str] = []
+        for call in self.calls_of(function.name):
+            # a method called on an object: its first parameter is not among the arguments
+            shift = 1 if method and isinstance(call.func, ast.Attribute) else 0
+            given = self.argument(call, position - shift, name)
+            if given is not None:
+                found += self.resolve(given, depth + 1)
+        if not found:
+            raise UnresolvedQuery(
+                f"{self.where(expr)}: `{name}` of {function.name}() names a query,"
+                " and no call in the module gives it one"
+            )
+        return tuple(found)
+
+    def _resolve_field(self, expr: ast.Attribute, owner: str, depth: int) -> tuple[str, ...]:
+        """``spec.query``, ``spec`` a parameter annotated with a dataclass of the module:
+        the literals given that field wherever the module builds one."""
+        function = self.enclosing_function(expr)
+        if function is None:
+            return ()
+        annotation = next(
+            (a.annotation for a in _arguments(function) if a.arg == owner and a.annotation),
+            None,
+        )
+        if not isinstance(annotation, ast.Name) or annotation.id not in self.classes:
+            return ()
+        fields = [
+            n.target.id
+            for n in self.classes[annotation.id].body
+            if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+        ]
+        if expr.attr not in fields:
+            return ()
+        position = fields.index(expr.attr)
+        found: list[str] = []
+        for call in self.calls_of(annotation.id):
+            given = self.argument(call, position, expr.attr)
+            if given is not None:
+                found += self.resolve(given, depth + 1)
+        return tuple(found)
+
+    def reads(self, registry: bool = False) -> ModuleReads:
+        queries: list[str] = []
+        unresolved: list[str] = []
+        loads = [call for call in self.calls if self.is_loader(call)]
+        for call in loads:
+            name = self.argument(call, NAME_POSITION, "name")
+            if name is None:
+                unresolved.append(f"{self.where(call)}: a loader call without a query name")
+                continue
+            try:
+                queries += self.resolve(name)
+            except UnresolvedQuery as exc:
+                if not registry:
+                    unresolved.append(str(exc))
+        return ModuleReads(
+            self.module, len(loads), tuple(dict.fromkeys(queries)), tuple(unresolved)
+        )
+
+
+def _arguments(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
+    a = function.args
+    return [*a.posonlyargs, *a.args, *a.kwonlyargs]
+
+
+def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    return [a.arg for a in _arguments(function)]
+
+
+def scan_source(module: str, source: str, path: Path | None = None) -> ModuleReads:
+    """What the calls into the loader in ``source`` (module ``module``) read."""
+    scan = _Scan(module, path or Path(module.replace(".", "/") + ".py"), source)
+    return scan.reads(registry=module in REGISTRY_MODULES)
+
+
+@functools.cache
+def module_reads(module: str) -> ModuleReads:
+    """What module ``module``'s calls into the loader read, from its source."""
+    path = module_path(module)
+    return scan_source(module, path.read_text(), path)
+
+
 @dataclass(frozen=True)
 class Consumer:
     """One reader of the warehouse: its dbt exposure and the queries it runs."""
@@ -49,7 +282,20 @@ class Consumer:
     label: str
     type: str  # dbt's exposure types: dashboard, notebook, analysis, ml, application
     description: str  # what it is (one paragraph)
-    queries: tuple[str, ...]  # the files of reports/queries/ it runs
+    modules: tuple[str, ...] = ()  # the modules that make it: it runs what they call
+    registered: tuple[str, ...] = ()  # the queries the chart registry gives it (a page)
+
+    @property
+    def queries(self) -> tuple[str, ...]:
+        """The files of reports/queries/ it runs: the registry's, then its modules' calls
+        (``UnresolvedQuery`` when a module names one the scan cannot follow)."""
+        found = [*self.registered]
+        for module in self.modules:
+            reads = module_reads(module)
+            if reads.unresolved:
+                raise UnresolvedQuery("; ".join(reads.unresolved))
+            found += reads.queries
+        return tuple(dict.fromkeys(found))
 
     @property
     def relations(self) -> tuple[str, ...]:
@@ -59,7 +305,9 @@ class Consumer:
 
 def page_consumer(page: Page) -> Consumer:
     """A dashboard page as a consumer: the queries the chart registry gives it."""
-    return Consumer(page.exposure, page.label, "dashboard", page.description, page_queries(page))
+    return Consumer(
+        page.exposure, page.label, "dashboard", page.description, registered=page_queries(page)
+    )
 
 
 RUN_REPORT = Consumer(
@@ -69,19 +317,7 @@ RUN_REPORT = Consumer(
     description="`obs report` and the served report page: one run's sections (the"
     " answers of `obs analyze`) drawn as charts, its findings shaded on the panels of the"
     " metrics their signals concern, with the build's thresholds.",
-    queries=(
-        "findings",
-        "run_settings",
-        "report_canonical_series",
-        "report_held_out",
-        "report_finding_shades",
-        "report_throughput",
-        "report_extraction",
-        "report_reliability",
-        "report_league",
-        "report_logs_compute",
-        "report_power_law_points",
-    ),
+    modules=("obs.reports.run_report",),
 )
 SERVED_PAGES = Consumer(
     exposure="served_pages",
@@ -91,15 +327,7 @@ SERVED_PAGES = Consumer(
     " prompt with its scores by iteration and its rollouts' responses (read from"
     " staging: no mart copies the texts). Its dashboards and run report are the"
     " dashboards' and the run report's exposures.",
-    queries=(
-        "home_runs",
-        "findings",
-        "alerts",
-        "prompt",
-        "prompt_iterations",
-        "prompt_rollouts",
-        "prompt_response",
-    ),
+    modules=("obs.serve.pages",),
 )
 RUN_ANSWERS = Consumer(
     exposure="run_answers",
@@ -109,42 +337,12 @@ RUN_ANSWERS = Consumer(
     " and `obs export run`: a run's history, findings, prompts and settings as text or"
     " JSON, its logged metrics against its rollouts, and `obs follow`'s iterations"
     " landed; which runs hold which data (reports/resolve.py).",
-    queries=(
-        "table_names",
-        "run_ids_fct_iteration_summary",
-        "run_ids_dim_runs",
-        "run_ids_fct_reward_steps",
-        "run_ids_fct_eval_steps",
-        "run_ids_fct_group_summary",
-        "run_ids_fct_turn_advantages",
-        "run_ids_fct_turn_summary",
-        "runs_named",
-        "known_runs",
-        "known_metrics",
-        "runs_list",
-        "run_info",
-        "run_held_out",
-        "run_metric_summaries",
-        "run_rollout_span",
-        "run_rollout_reward",
-        "run_throughput",
-        "run_extraction",
-        "run_reliability",
-        "run_league",
-        "run_cache",
-        "run_power_law",
-        "run_evaluations",
-        "run_closest",
-        "run_history",
-        "audit_metrics",
-        "audit_sides",
-        "findings",
-        "summary_counts",
-        "summary_scale",
-        "summary_prompts",
-        "summary_iterations",
-        "summary_upsampling",
-        "iteration_coverage",
+    modules=(
+        "obs.reports.warehouse",
+        "obs.reports.resolve",
+        "obs.reports.runs",
+        "obs.cli.commands.audit",
+        "obs.reports.summary",
     ),
 )
 COMPARE_ANSWERS = Consumer(
@@ -154,14 +352,7 @@ COMPARE_ANSWERS = Consumer(
     description="`obs compare` (and the comparison in `obs analyze`): runs side by"
     " side, metric by metric, with their throughput, config differences and the prompts"
     " they learned apart.",
-    queries=(
-        "compare_runs",
-        "compare_metric",
-        "compare_reach",
-        "compare_throughput",
-        "compare_config",
-        "compare_prompt_pair",
-    ),
+    modules=("obs.reports.compare",),
 )
 REWARD_ANSWERS = Consumer(
     exposure="reward_answers",
@@ -169,15 +360,7 @@ REWARD_ANSWERS = Consumer(
     type="analysis",
     description="`obs rewards`, `obs alerts` and `obs watch`: a run's reward quality,"
     " its reward functions by importance, the reward hacking verdicts, and the alerts.",
-    queries=(
-        "rewards_quality",
-        "rewards_functions",
-        "rewards_pair_note",
-        "rewards_hacking",
-        "rewards_steps",
-        "alerts",
-        "finding_alerts",
-    ),
+    modules=("obs.reports.rewards",),
 )
 AGENT_ANSWERS = Consumer(
     exposure="agent_answers",
@@ -185,13 +368,7 @@ AGENT_ANSWERS = Consumer(
     type="analysis",
     description="`obs agent`: a multi-turn agent's turn advantages, group summaries"
     " and eval steps, as its trainer prints them.",
-    queries=(
-        "advantages_iterations",
-        "advantages_groups",
-        "advantages_cells",
-        "agent_group_rows",
-        "agent_eval_rows",
-    ),
+    modules=("obs.reports.agent",),
 )
 EXPORTS = Consumer(
     exposure="exports",
@@ -200,16 +377,7 @@ EXPORTS = Consumer(
     description="`obs export`: a run's difficulty-bucket files (the rollouts themselves"
     " read from staging: no mart copies their texts), the next run's curriculum, and"
     " its reward steps as TensorBoard scalars.",
-    queries=(
-        "export_iterations",
-        "export_problem_key",
-        "export_problems",
-        "export_rollouts",
-        "export_overall",
-        "export_curriculum",
-        "tensorboard_steps",
-        "tensorboard_function_steps",
-    ),
+    modules=("obs.reports.exports", "obs.reports.tensorboard_export"),
 )
 PYTHON_API = Consumer(
     exposure="python_api",
@@ -217,12 +385,7 @@ PYTHON_API = Consumer(
     type="notebook",
     description="`obs.reports.dashboard.Dashboard` in a notebook: the prompt, learning,"
     " upsampling and reward step marts as DataFrames.",
-    queries=(
-        "api_prompt_iteration",
-        "api_prompt_learning",
-        "api_upsampling_candidates",
-        "api_reward_steps",
-    ),
+    modules=("obs.reports.dashboard",),
 )
 
 
