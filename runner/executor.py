@@ -33,7 +33,7 @@ from typing import Any
 
 from obs.core.lake_layout import TIME_FOLDER, part_time_literal, run_of
 from obs.runner.dbt import FAILURE_ROWS
-from obs.runner.plan import DATABASE_PLACEHOLDER, LAKE_PLACEHOLDER, Node, Plan
+from obs.runner.plan import DATABASE_PLACEHOLDER, LAKE_PLACEHOLDER, CompiledPlan, Node
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +146,7 @@ class Outcome:
 class Executor:
     """Runs a plan's selected nodes on one connection to the warehouse."""
 
-    def __init__(self, plan: Plan, con: Any, lake: Path, listing: Listing) -> None:
+    def __init__(self, plan: CompiledPlan, con: Any, lake: Path, listing: Listing) -> None:
         self.plan = plan
         self.con = con
         self.lake = lake.resolve()

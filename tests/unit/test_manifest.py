@@ -27,8 +27,8 @@ from obs.runner.manifest import plan_nodes
 from obs.runner.plan import (
     DATABASE_PLACEHOLDER,
     LAKE_PLACEHOLDER,
+    CompiledPlan,
     Node,
-    Plan,
     PlanNotCompiled,
     PlanUnsupported,
     dag_order,
@@ -216,7 +216,7 @@ def test_render_replaces_placeholders_and_picks_the_lake_branch(tmp_path: Path) 
         f' join "{DATABASE_PLACEHOLDER}".main.y using (k)'
     )
     with duckdb.connect(str(tmp_path / "w.duckdb")) as con:
-        plan = Plan("f", {node.unique_id: node}, ["rollouts"])
+        plan = CompiledPlan("f", {node.unique_id: node}, ["rollouts"])
         lake = tmp_path / "la'ke"
         landed = Executor(plan, con, lake, {"rollouts": {"a": {_part("a", "20261201T0")}}})
         empty = Executor(plan, con, lake, {"rollouts": {}})
