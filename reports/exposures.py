@@ -9,8 +9,9 @@ that make it, and the queries it runs are read from their source
 ``query_rows``, ...) names its query by a literal, or by an expression this
 scan follows back to literals of the same module (a parameter of the function,
 given literals where it is called; a module-level dict of literals; a field of
-a dataclass of the module, given literals where it is built). Any other name is
-an error (``UnresolvedQuery``), so no hand-written list can drift from the code.
+a dataclass of the module, given literals where it is built). Any other name,
+or the loader passed on as a value, is an error (``UnresolvedQuery``), so no
+hand-written list can drift from the code.
 ``models/reports/_reports__exposures.yml`` holds one exposure per consumer,
 depending on every relation its queries read (parsed from their SQL:
 ``sql.relations_read``), so dbt's lineage (``dbt docs``) shows what each page
@@ -238,6 +239,17 @@ class _Scan:
         queries: list[str] = []
         unresolved: list[str] = []
         loads = [call for call in self.calls if self.is_loader(call)]
+        called = {id(call.func) for call in loads}
+        for node in ast.walk(self.tree):
+            # the loader passed on as a value: what it runs is not in a call here
+            named = (isinstance(node, ast.Name) and node.id in self.loaders) or (
+                isinstance(node, ast.Attribute)
+                and node.attr in LOADERS
+                and isinstance(node.value, ast.Name)
+                and node.value.id in self.sql_aliases
+            )
+            if named and id(node) not in called:
+                unresolved.append(f"{self.where(node)}: the loader used other than in a call")
         for call in loads:
             name = self.argument(call, NAME_POSITION, "name")
             if name is None:

@@ -216,6 +216,7 @@ def test_the_scan_follows_literals_parameters_dicts_and_fields() -> None:
         ("rows(con, key + 'x')", "is not a literal"),
         ("rows(con)", "a loader call without a query name"),
         ("rows(con, name)", "no call in the module gives it one"),
+        ("list(map(rows, [con]))", "the loader used other than in a call"),
     ],
 )
 def test_the_scan_reports_a_name_it_cannot_follow(call: str, why: str) -> None:
