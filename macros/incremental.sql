@@ -1,5 +1,12 @@
 {#- Incremental models: which runs, groups and rows a build replaces, and
-    the rows newly published. -#}
+    the rows newly published.
+
+    These macros are the one place the selection is written. In a dbt run
+    they look the changes up and write the predicate; while obs compiles its
+    plan (obs_plan_mode) they write a marker carrying the same SQL with slots
+    for the values (__obs_run__, __obs_runs__, __obs_values__, __obs_time__,
+    __obs_conditions__), and obs's executor (runner/executor.py) only fills
+    the slots with what its listing of the lake says changed. -#}
 
 {% macro incremental_by(grain, unique_key=none, merges_held_rows=false) %}
 {#- The config of an incremental model, on each adapter by its own strategy:
@@ -65,25 +72,31 @@ where {{ changed_runs_predicate(parts, own_parts) }}
 {%- if not execute -%}
     true
 {%- elif obs_plan_mode() -%}
-    {{ obs_plan_marker('runs', {'parts': parts | string, 'own_parts': own_parts, 'this': this | string}) }}
+    {{ obs_plan_marker('runs', {
+        'query': changed_runs_query(parts, own_parts) | trim,
+        'predicate': runs_predicate('__obs_runs__') | trim}) }}
 {%- else -%}
-    {%- set changed = run_query(
-        "select now.run_id from (select run_id, max(run_parts) as run_parts from "
-        ~ parts ~ " as parts group by 1) as now left join (select run_id, max("
-        ~ own_parts ~ ") as run_parts from " ~ this ~ " group by 1) as held using (run_id) "
-        ~ "where held.run_parts is distinct from now.run_parts order by 1"
-    ) -%}
+    {%- set changed = run_query(changed_runs_query(parts, own_parts)) -%}
     {%- if not changed.rows -%}
         false
     {%- else -%}
-        upstream.run_id in (
-        {%- for row in changed.rows -%}
-            {{ _quoted(row[0]) }}{{ ", " if not loop.last }}
-        {%- endfor -%}
-        )
+        {%- set runs = [] -%}
+        {%- for row in changed.rows %}{% do runs.append(_quoted(row[0])) %}{% endfor -%}
+        {{ runs_predicate(runs | join(", ")) }}
     {%- endif -%}
 {%- endif -%}
 {% endmacro %}
+
+{% macro changed_runs_query(parts, own_parts) -%}
+{#- The runs whose count of lake parts (in `parts`) differs from the
+    `own_parts` this model holds for them, or that it does not hold. -#}
+select now.run_id from (select run_id, max(run_parts) as run_parts from {{ parts }} as parts group by 1) as now left join (select run_id, max({{ own_parts }}) as run_parts from {{ this }} group by 1) as held using (run_id) where held.run_parts is distinct from now.run_parts order by 1
+{%- endmacro %}
+
+{% macro runs_predicate(runs) -%}
+{#- The rows of these runs (`runs`: quoted run ids, comma-separated). -#}
+upstream.run_id in ({{ runs }})
+{%- endmacro %}
 
 {% macro lake_run_parts(table_name) %}
 {#- (run_id, run_parts) of a lake table: how many parts each run has. -#}
@@ -129,7 +142,7 @@ where {{ changed_runs_predicate(parts, own_parts) }}
 {#- Every row of `upstream` in a group (by `grain`) that received rows this
     model has not counted yet, when the model builds incrementally; every row
     otherwise. A run's watermark is the newest `own_time` this model holds
-    for it; groups with rows published after it, or in the look-back window
+    for it; groups with rows published at or after it, or in the look-back window
     before it (a part published while the last build listed the lake), are
     recomputed whole, which is idempotent. A run the model does not hold yet
     is read whole. The groups are looked up first (in `lookup`, default
@@ -166,11 +179,15 @@ where {{ changed_groups_predicate(lookup or upstream, grain, upstream_time, own_
 {%- endif -%}
 {%- set by_run = {} -%}
 {%- if obs_plan_mode() -%}
-    {#- obs's executor looks the groups up when it runs the model: see
+    {#- obs's executor looks the groups up when it runs the model, by this
+        query, each run's condition the run's rows since its oldest new part
+        (`since`) or all of them (`whole`, a run that lost a part): see
         obs_plan_mode. -#}
     {{ return({'__obs_plan__': [{
         'lookup': lookup | string, 'grain': grain,
-        'upstream_time': upstream_time, 'own_time': own_time}]}) }}
+        'query': changed_groups_query(lookup, grain, '__obs_conditions__') | trim,
+        'since': rows_since(upstream_time, '__obs_run__', '__obs_time__') | trim,
+        'whole': rows_of_run('__obs_run__') | trim}]}) }}
 {%- elif execute -%}
     {#- 1. each run's watermark, less the look-back window -#}
     {%- set held = run_query(
@@ -182,10 +199,7 @@ where {{ changed_groups_predicate(lookup or upstream, grain, upstream_time, own_
         constants on the publish time so only new parts are read -#}
     {%- set recent = [] -%}
     {%- for row in held.rows -%}
-        {%- do recent.append(
-            "(run_id = " ~ _quoted(row[0]) ~ " and " ~ upstream_time
-            ~ " > timestamp '" ~ row[1] ~ "')"
-        ) -%}
+        {%- do recent.append(rows_since(upstream_time, _quoted(row[0]), _quoted(row[1])) | trim) -%}
     {%- endfor -%}
     {%- if held.rows | length -%}
         {%- set known = [] -%}
@@ -194,16 +208,28 @@ where {{ changed_groups_predicate(lookup or upstream, grain, upstream_time, own_
     {%- else -%}
         {%- do recent.append("true") -%}
     {%- endif -%}
-    {%- set changed = run_query(
-        "select distinct " ~ grain | join(", ") ~ " from " ~ lookup
-        ~ " where " ~ recent | join(" or ") ~ " order by " ~ range(1, grain | length + 1) | join(", ")
-    ) -%}
+    {%- set changed = run_query(changed_groups_query(lookup, grain, recent | join(" or "))) -%}
     {%- for row in changed.rows -%}
         {%- do by_run.setdefault(row[0], []).append(row[1] if grain | length > 1 else none) -%}
     {%- endfor -%}
 {%- endif -%}
 {{ return(by_run) }}
 {% endmacro %}
+
+{% macro changed_groups_query(lookup, grain, conditions) -%}
+{#- The groups (by `grain`) of `lookup`'s rows that meet `conditions`. -#}
+select distinct {{ grain | join(", ") }} from {{ lookup }} where {{ conditions }} order by {{ range(1, grain | length + 1) | join(", ") }}
+{%- endmacro %}
+
+{% macro rows_since(upstream_time, run, time) -%}
+{#- A run's rows published at or after `time` (`run`, `time`: quoted). -#}
+(run_id = {{ run }} and {{ upstream_time }} >= timestamp {{ time }})
+{%- endmacro %}
+
+{% macro rows_of_run(run) -%}
+{#- Every row of a run (`run`: quoted). -#}
+(run_id = {{ run }})
+{%- endmacro %}
 
 {% macro merge_groups(first, second) %}
 {#- The union of two results of changed_groups (same grain). -#}
@@ -225,18 +251,26 @@ where {{ changed_groups_predicate(lookup or upstream, grain, upstream_time, own_
 {#- A predicate on `alias`'s columns named by `grain` that holds for the
     groups of `by_run` (a result of changed_groups); false when it is empty. -#}
 {%- if '__obs_plan__' in by_run -%}
-    {{ obs_plan_marker('groups', {'specs': by_run['__obs_plan__'], 'grain': grain, 'alias': alias}) }}
+    {{ obs_plan_marker('groups', {
+        'specs': by_run['__obs_plan__'], 'grain': grain, 'alias': alias,
+        'term': group_term(alias, grain, '__obs_run__', '__obs_values__') | trim}) }}
 {%- elif not by_run -%}
     false
 {%- else -%}
     (
     {%- for run, values in by_run.items() %}
-        {{ "or " if not loop.first }}({{ alias }}.{{ grain[0] }} = {{ _quoted(run) }}
-        {%- if grain | length > 1 %} and {{ alias }}.{{ grain[1] }} in ({{ values | join(", ") }}){% endif %})
+        {{ "or " if not loop.first }}{{ group_term(alias, grain, _quoted(run), values | join(", ")) }}
     {%- endfor %}
     )
 {%- endif -%}
 {% endmacro %}
+
+{% macro group_term(alias, grain, run, values) -%}
+{#- One run's groups: its rows (`run`: quoted) whose second grain column is
+    among `values` (comma-separated), or all of them for grain [run_id]. -#}
+({{ alias }}.{{ grain[0] }} = {{ run }}
+{%- if grain | length > 1 %} and {{ alias }}.{{ grain[1] }} in ({{ values }}){% endif %})
+{%- endmacro %}
 
 {% macro newest_rows(relation, partition_by, newest_by, keep_ties=false) %}
 {#- A select of the newest row of each group of `relation` (a CTE name):
@@ -294,12 +328,12 @@ where {{ changed_groups_predicate(lookup or upstream, grain, upstream_time, own_
 {% macro newly_published(upstream_time, own_time) %}
 {#- A predicate on `upstream_time` that holds for the rows published since
     this model last read the lake, when it builds incrementally: in a dbt
-    run, after its newest `own_time` less the look-back window
+    run, at or after its newest `own_time` less the look-back window
     (incremental_lookback_seconds); in obs's executor, from the oldest lake
     part published since the listing its last build started from (exact; see
     obs_plan_mode). `true` when the model holds no rows. -#}
     {%- if obs_plan_mode() -%}
-        {{ obs_plan_marker('since', {'time': upstream_time}) }}
+        {{ obs_plan_marker('since', {'predicate': published_since(upstream_time, '__obs_time__') | trim}) }}
     {%- elif execute -%}
         {%- set watermark = run_query(
             "select cast(max(" ~ own_time ~ ") - "
@@ -308,9 +342,14 @@ where {{ changed_groups_predicate(lookup or upstream, grain, upstream_time, own_
         {%- if watermark is none -%}
             true
         {%- else -%}
-            {{ upstream_time }} > timestamp '{{ watermark }}'
+            {{ published_since(upstream_time, _quoted(watermark)) }}
         {%- endif -%}
     {%- else -%}
         true
     {%- endif -%}
 {% endmacro %}
+
+{% macro published_since(upstream_time, time) -%}
+{#- The rows published at or after `time` (quoted). -#}
+{{ upstream_time }} >= timestamp {{ time }}
+{%- endmacro %}

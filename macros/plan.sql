@@ -7,7 +7,8 @@
     macros that would query the warehouse or the lake while compiling
     (changed_groups, changed_runs_predicate, lake_source, newly_published)
     write a marker instead, which the executor fills in when it runs the
-    model, by the rule documented in the macro. -#}
+    model, by the rule documented in the macro: the marker carries the
+    macro's SQL with slots for the values (macros/incremental.sql). -#}
     {%- if not execute -%}
         {{ return('') }}
     {%- endif -%}

@@ -29,6 +29,18 @@ from obs.reports.errors import ReportError
 from obs.reports.sql import query_rows
 from obs.reports.warehouse import run_list, table_names, unknown_run
 
+# The query saying which rows of a mart make a run of a kind (reports/queries/run_ids_<mart>),
+# each spelled out so the exposures' scan (reports/exposures.py) reads what runs.
+RUN_IDS_QUERIES = {
+    "fct_iteration_summary": "run_ids_fct_iteration_summary",
+    "dim_runs": "run_ids_dim_runs",
+    "fct_reward_steps": "run_ids_fct_reward_steps",
+    "fct_eval_steps": "run_ids_fct_eval_steps",
+    "fct_group_summary": "run_ids_fct_group_summary",
+    "fct_turn_advantages": "run_ids_fct_turn_advantages",
+    "fct_turn_summary": "run_ids_fct_turn_summary",
+}
+
 
 @dataclass(frozen=True)
 class RunKind:
@@ -50,12 +62,12 @@ class RunKind:
 
     def run_ids(self, con: duckdb.DuckDBPyConnection, present: set[str]) -> set[str]:
         """The runs with a row in a built mart of the kind, each mart read by its query
-        ``run_ids_<mart>`` (which says which of its rows make a run of the kind)."""
+        (``RUN_IDS_QUERIES``: which of its rows make a run of the kind)."""
         return {
             str(row["run_id"])
             for mart in self.marts
             if mart in present
-            for row in query_rows(con, f"run_ids_{mart}")
+            for row in query_rows(con, RUN_IDS_QUERIES[mart])
         }
 
 

@@ -133,22 +133,22 @@ def _build(dbt: Dbt, dbt_args: Sequence[str], unit_tests: bool, dbt_log: bool) -
 
 
 def _dbt_build(dbt: Dbt, dbt_args: Sequence[str], unit_tests: bool, started: float) -> BuildSummary:
-    """``dbt build``: plan, run dbt, record."""
+    """``dbt build``: decide what to rebuild, run dbt, record."""
     warehouse, lake = dbt.built_warehouse, dbt.lake
     args = build_args(dbt_args, unit_tests)
     if not any(a.split("=", 1)[0] == "--log-level-file" for a in dbt_args):
         # dbt's debug log costs time on every node; keep its warnings and errors.
         args += ["--log-level-file", "warn"]
     custom = build_state.selects(dbt_args)
-    plan = build_state.plan(warehouse, lake, args, lake_sources())
+    rebuild = build_state.what_to_rebuild(warehouse, lake, args, lake_sources())
     # obs watch keeps dbt's parsed project: parse again when the project changed.
     dbt.parsed_under(build_state.project_fingerprint([]))
     if build_state.full_refresh(dbt_args):
-        plan = build_state.Plan(True, plan.tables, plan.marks, plan.fingerprint)
-    if plan.nothing and not custom:
+        rebuild = build_state.Rebuild(True, rebuild.tables, rebuild.marks, rebuild.fingerprint)
+    if rebuild.nothing and not custom:
         return BuildSummary(0, engine="dbt")
-    selection = [] if custom else plan.select_args()
-    if plan.full and not custom and not build_state.full_refresh(dbt_args):
+    selection = [] if custom else rebuild.select_args()
+    if rebuild.full and not custom and not build_state.full_refresh(dbt_args):
         # New project files, vars or warehouse: incremental rows built under
         # the old ones would stay as they were, so every model is rebuilt.
         selection.append("--full-refresh")
@@ -158,7 +158,7 @@ def _dbt_build(dbt: Dbt, dbt_args: Sequence[str], unit_tests: bool, started: flo
         # build rebuilds from scratch rather than trust what this one left.
         build_state.forget(warehouse)
     else:
-        build_state.record(warehouse, plan, succeeded=result.success)
+        build_state.record(warehouse, rebuild, succeeded=result.success)
     if not result.success:
         raise BuildFailed(
             f"dbt build failed ({result.failed} failed, {result.passed} passed); "

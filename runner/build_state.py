@@ -136,8 +136,9 @@ def warehouse_identity(warehouse: Path) -> list[int] | None:
 
 
 @dataclass(frozen=True)
-class Plan:
-    """What to build: everything, the models downstream of some tables, or nothing."""
+class Rebuild:
+    """What a build rebuilds: everything, the models downstream of some tables, or
+    nothing (the compiled nodes themselves are ``plan.CompiledPlan``)."""
 
     full: bool
     tables: tuple[str, ...]
@@ -162,7 +163,9 @@ class Plan:
         return chosen
 
 
-def plan(warehouse: Path, lake: Path, extra_args: Sequence[str], sources: Sequence[str]) -> Plan:
+def what_to_rebuild(
+    warehouse: Path, lake: Path, extra_args: Sequence[str], sources: Sequence[str]
+) -> Rebuild:
     """Compare the lake and project with the record of the last full build."""
     marks = lake_marks(lake, sources)
     # The views name the lake's path: another lake (or the lake moved) is
@@ -171,19 +174,19 @@ def plan(warehouse: Path, lake: Path, extra_args: Sequence[str], sources: Sequen
     try:
         recorded = json.loads((state_dir(warehouse) / STATE_FILE).read_text())
     except (FileNotFoundError, ValueError):
-        return Plan(True, tuple(marks), marks, fingerprint)
+        return Rebuild(True, tuple(marks), marks, fingerprint)
     if (
         recorded.get("fingerprint") != fingerprint
         or recorded.get("warehouse") != warehouse_identity(warehouse)
         or not isinstance(recorded.get("marks"), dict)
     ):
-        return Plan(True, tuple(marks), marks, fingerprint)
+        return Rebuild(True, tuple(marks), marks, fingerprint)
     changed = tuple(t for t, mark in marks.items() if recorded["marks"].get(t) != mark)
     first = tuple(t for t in changed if not recorded["marks"].get(t))
-    return Plan(False, changed, marks, fingerprint, first)
+    return Rebuild(False, changed, marks, fingerprint, first)
 
 
-def record(warehouse: Path, built: Plan, succeeded: bool = True) -> None:
+def record(warehouse: Path, built: Rebuild, succeeded: bool = True) -> None:
     """Remember a build: the marks listed before it started, or none if it failed.
 
     After a failed incremental build every table counts as changed, so the

@@ -39,7 +39,7 @@ from obs.runner.executor import (
 )
 
 # A plan kept in this process (obs watch builds every round with it).
-_kept: dict[str, plans.Plan] = {}
+_kept: dict[str, plans.CompiledPlan] = {}
 
 
 @dataclass
@@ -62,7 +62,7 @@ class Progress:
             sys.stderr.flush()
 
 
-def get_plan(args: Sequence[str], quiet: bool) -> plans.Plan | None:
+def get_plan(args: Sequence[str], quiet: bool) -> plans.CompiledPlan | None:
     """The compiled plan for these arguments (cached), or None when dbt must build."""
     fingerprint = plans.plan_fingerprint(args)
     if fingerprint in _kept:
@@ -141,7 +141,7 @@ def build_with_plan(
     if args is None or os.environ.get("OBS_ENGINE") == "dbt":
         return None
     quiet = quiet or any(a in {"--quiet", "-q"} for a in dbt_args)
-    decided = build_state.plan(warehouse, lake, state_args, _lake_sources())
+    decided = build_state.what_to_rebuild(warehouse, lake, state_args, _lake_sources())
     refresh = build_state.full_refresh(dbt_args)
     recorded = _state(warehouse)
     executor_state = recorded.get("engine") == "obs" and not decided.full
@@ -220,7 +220,7 @@ def build_threads() -> int:
 
 
 def _run_models(
-    plan: plans.Plan,
+    plan: plans.CompiledPlan,
     executor: Executor,
     chosen: set[str],
     full: bool,
@@ -304,7 +304,7 @@ def _run_models(
     return broken
 
 
-def awaited(plan: plans.Plan, chosen: set[str]) -> dict[str, set[str]]:
+def awaited(plan: plans.CompiledPlan, chosen: set[str]) -> dict[str, set[str]]:
     """Per chosen node, the chosen nodes it must wait for: its chosen parents and,
     through a parent this build does not run (a view whose SQL did not change),
     that parent's own, and so on: a model reading a view of a table being rebuilt
@@ -330,7 +330,7 @@ def _failed(test: plans.Node, failures: list[str]) -> bool:
 
 
 def _select(
-    plan: plans.Plan,
+    plan: plans.CompiledPlan,
     executor: Executor,
     full: bool,
     consumed: dict[str, str],
@@ -359,7 +359,7 @@ def _select(
 
 def _record(
     warehouse: Path,
-    decided: build_state.Plan,
+    decided: build_state.Rebuild,
     listing: Listing,
     listings: dict[str, Listing],
     consumed: dict[str, str],

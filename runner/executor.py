@@ -18,6 +18,14 @@ such part's publish time on; a run that lost a part is read whole). A part
 published while a build runs is in no listing that build records, so the
 next build reads it: nothing is missed, whatever the timing, and no time
 window is needed.
+
+The SQL of that selection is not written here: the macros of
+``macros/incremental.sql`` compile it into each marker (the lookup query of the
+changed groups, a run's condition in it, the predicate on the groups, the
+changed-runs query and its predicate, the newly published rows), with slots for
+the values (``SLOT``); the executor only fills the slots (``fill``) with the runs,
+groups and times its listing gives, so a dbt run and the executor select by one
+text.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from typing import Any
 
 from obs.core.lake_layout import TIME_FOLDER, part_time_literal, run_of
 from obs.runner.dbt import FAILURE_ROWS
-from obs.runner.plan import DATABASE_PLACEHOLDER, LAKE_PLACEHOLDER, Node, Plan
+from obs.runner.plan import DATABASE_PLACEHOLDER, LAKE_PLACEHOLDER, CompiledPlan, Node
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +50,9 @@ MARKER = re.compile(
     r"(?:(?P<present>.*?)/\*obs:else\*/(?P<absent>.*?)/\*obs:end\*/)?",
     re.DOTALL,
 )
+
+# A slot of a marker's SQL (macros/incremental.sql) the executor fills with a value.
+SLOT = re.compile(r"__obs_(run|runs|values|time|conditions)__")
 
 # A listing of the lake: lake table -> run -> part files (relative paths).
 Listing = dict[str, dict[str, set[str]]]
@@ -125,6 +136,12 @@ def quote_text(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+def fill(template: str, **values: str) -> str:
+    """A marker's SQL with its slots (``__obs_<name>__``) filled, in one pass: a value
+    is never read again for slots."""
+    return SLOT.sub(lambda m: values[m[1]], template)
+
+
 @dataclass
 class Outcome:
     models_run: int = 0
@@ -146,7 +163,7 @@ class Outcome:
 class Executor:
     """Runs a plan's selected nodes on one connection to the warehouse."""
 
-    def __init__(self, plan: Plan, con: Any, lake: Path, listing: Listing) -> None:
+    def __init__(self, plan: CompiledPlan, con: Any, lake: Path, listing: Listing) -> None:
         self.plan = plan
         self.con = con
         self.lake = lake.resolve()
@@ -206,7 +223,9 @@ class Executor:
                 out.append(self._runs(spec))
             else:
                 oldest = changes(node.unique_id).oldest
-                out.append("false" if oldest is None else f"{spec['time']} >= timestamp '{oldest}'")
+                out.append(
+                    "false" if oldest is None else fill(spec["predicate"], time=quote_text(oldest))
+                )
         out.append(self._plain(sql[position:]))
         return "".join(out)
 
@@ -214,23 +233,19 @@ class Executor:
         """run -> values of the grain's second column (or [None]): the groups to recompute."""
         by_run: dict[str, list[Any]] = {}
         for spec in specs:
-            lookup = self._plain(spec["lookup"])
             grain = spec["grain"]
             source = self.by_relation.get(spec["lookup"])
             tables = self.plan.lake_tables_of(source.unique_id) if source else None
             found = changes(node.unique_id, tables)
-            conditions = []
-            for run, oldest in sorted(found.runs.items()):
-                condition = f"run_id = {quote_text(run)}"
-                if oldest is not None:
-                    condition += f" and {spec['upstream_time']} >= timestamp '{oldest}'"
-                conditions.append(f"({condition})")
+            conditions = [
+                fill(spec["whole"], run=quote_text(run))
+                if oldest is None
+                else fill(spec["since"], run=quote_text(run), time=quote_text(oldest))
+                for run, oldest in sorted(found.runs.items())
+            ]
             if not conditions:
                 continue
-            query = (
-                f"select distinct {', '.join(grain)} from {lookup} "
-                f"where {' or '.join(conditions)} order by all"
-            )
+            query = fill(self._plain(spec["query"]), conditions=" or ".join(conditions))
             # Models downstream of one lookup with the same changes ask the
             # same question: ask DuckDB once.
             rows = self.lookups.get(query)
@@ -246,19 +261,14 @@ class Executor:
 
     def _groups(self, node: Node, spec: dict, changes: Callable) -> str:
         by_run = self.changed_groups(node, spec["specs"], changes)
-        return groups_predicate(by_run, spec["grain"], spec["alias"])
+        return groups_predicate(by_run, spec["term"])
 
     def _runs(self, spec: dict) -> str:
-        rows = self.con.execute(
-            "select now.run_id from (select run_id, max(run_parts) as run_parts from "
-            f"{self._plain(spec['parts'])} as parts group by 1) as now left join "
-            f"(select run_id, max({spec['own_parts']}) as run_parts from "
-            f"{self._plain(spec['this'])} group by 1) as held using (run_id) "
-            "where held.run_parts is distinct from now.run_parts order by 1"
-        ).fetchall()
+        """The changed-runs marker: its query's runs, in its predicate."""
+        rows = self.con.execute(self._plain(spec["query"])).fetchall()
         if not rows:
             return "false"
-        return "upstream.run_id in (" + ", ".join(quote_text(r[0]) for r in rows) + ")"
+        return fill(spec["predicate"], runs=", ".join(quote_text(r[0]) for r in rows))
 
     # ---------- nodes
 
@@ -399,17 +409,15 @@ def first_line(exc: BaseException) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
-def groups_predicate(by_run: dict, grain: Sequence[str], alias: str | None) -> str:
-    """The predicate the macro groups_predicate writes for these groups."""
+def groups_predicate(by_run: dict, term: str) -> str:
+    """The predicate the macro groups_predicate writes for these groups: each run's
+    ``term`` (the macro's group_term, with slots) filled, joined by ``or``."""
     if not by_run:
         return "false"
-    prefix = f"{alias}." if alias else ""
-    terms = []
-    for run, values in by_run.items():
-        term = f"({prefix}{grain[0]} = {quote_text(run)}"
-        if len(grain) > 1:
-            term += f" and {prefix}{grain[1]} in ({', '.join(str(v) for v in values)})"
-        terms.append(term + ")")
+    terms = [
+        fill(term, run=quote_text(run), values=", ".join(str(v) for v in values))
+        for run, values in by_run.items()
+    ]
     return "(\n    " + "\n    or ".join(terms) + "\n)"
 
 

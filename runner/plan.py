@@ -85,7 +85,11 @@ class Node:
 
 
 @dataclass
-class Plan:
+class CompiledPlan:
+    """The plan: the project as dbt compiled it for one fingerprint, the nodes the executor runs
+    (read from dbt's manifest by ``runner/manifest.py``), kept between builds. What a
+    given build rebuilds of it is ``build_state.Rebuild``'s part."""
+
     fingerprint: str
     nodes: dict[str, Node]  # in DAG order
     # lake table -> the models that read it directly (staging)
@@ -163,7 +167,7 @@ def plan_fingerprint(args: Sequence[str]) -> str:
     return digest.hexdigest()
 
 
-def load(fingerprint: str) -> Plan | None:
+def load(fingerprint: str) -> CompiledPlan | None:
     """The cached plan of this fingerprint, if any."""
     path = cache_dir() / f"{fingerprint}.json"
     try:
@@ -178,10 +182,10 @@ def load(fingerprint: str) -> Plan | None:
         # compiled before: the executor does not run this project version
         raise PlanUnsupported(str(data["unsupported"]))
     nodes = {uid: Node(**record) for uid, record in data["nodes"].items()}
-    return Plan(fingerprint, nodes, list(data["lake_tables"]))
+    return CompiledPlan(fingerprint, nodes, list(data["lake_tables"]))
 
 
-def save(plan: Plan) -> None:
+def save(plan: CompiledPlan) -> None:
     _write(
         plan.fingerprint,
         {
@@ -216,7 +220,7 @@ def compile_plan(
     fingerprint: str,
     show_progress: bool = False,
     keep: list[Compiled] | None = None,
-) -> Plan:
+) -> CompiledPlan:
     """Parse and compile the project in plan mode (a few seconds); raise PlanUnsupported
     when it holds a node the executor does not run. ``show_progress``: the node being
     compiled as a live line on stderr; ``keep``: a list the compiled records are added
@@ -295,7 +299,7 @@ def compile_plan(
     if keep is not None:
         keep.append(compiled)
     nodes, lake_tables = manifests.plan_nodes(compiled.records, compiled.full, compiled.incremental)
-    return Plan(fingerprint, dag_order(nodes), lake_tables)
+    return CompiledPlan(fingerprint, dag_order(nodes), lake_tables)
 
 
 @dataclass

@@ -55,7 +55,7 @@ def test_the_first_build_after_the_install_step_compiles_nothing(
     assert "compiling the project for obs's executor" in compiled.stderr
     monkeypatch.setattr(engine, "_kept", {})
 
-    def no_compile(*args: object, **kwargs: object) -> plans.Plan:
+    def no_compile(*args: object, **kwargs: object) -> plans.CompiledPlan:
         raise AssertionError("the first build compiled the plan")
 
     monkeypatch.setattr(plans, "compile_plan", no_compile)

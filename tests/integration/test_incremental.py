@@ -130,7 +130,7 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
 
     # The dump grows, a new iteration lands, a second run appears.
     land_more(grown_run)
-    plan = build_state.plan(
+    plan = build_state.what_to_rebuild(
         warehouse,
         lake,
         ["--no-write-json", "--exclude-resource-type", "unit_test", *NO_LOOKBACK],

@@ -120,7 +120,7 @@ def test_a_step_that_changes_the_top_functions_rebuilds_the_run_pairs(tmp_path: 
     assert (a, b, n, correlation) == ("a", "b", 4, pytest.approx(-1.0))  # 0/4 against 4/0
 
     _land_step(tmp_path / "run", base, 2)
-    planned = build_state.plan(
+    planned = build_state.what_to_rebuild(
         warehouse,
         lake,
         ["--no-write-json", "--exclude-resource-type", "unit_test", *VARS],

@@ -19,16 +19,18 @@ import duckdb
 import pytest
 from obs.runner.executor import (
     MARKER,
+    Changes,
     Executor,
     changes_between,
+    fill,
     groups_predicate,
 )
 from obs.runner.manifest import plan_nodes
 from obs.runner.plan import (
     DATABASE_PLACEHOLDER,
     LAKE_PLACEHOLDER,
+    CompiledPlan,
     Node,
-    Plan,
     PlanNotCompiled,
     PlanUnsupported,
     dag_order,
@@ -174,8 +176,26 @@ def test_the_markers_the_project_compiles(recorded: dict[str, Any]) -> None:
     assert [m["kind"] for m in found] == ["groups"]
     spec = json.loads(found[0]["spec"])
     assert spec["grain"] == ["run_id", "iteration"] and spec["alias"] == "upstream"
-    assert spec["specs"][0]["lookup"] == f'"{DATABASE_PLACEHOLDER}"."main"."stg_rollouts"'
+    lookup = f'"{DATABASE_PLACEHOLDER}"."main"."stg_rollouts"'
+    assert spec["specs"][0]["lookup"] == lookup
     assert not list(MARKER.finditer(recorded["full"][INCREMENTAL]))
+    # the selection's SQL comes from the macros, with slots the executor fills
+    [groups] = spec["specs"]
+    assert groups["query"] == (
+        f"select distinct run_id, iteration from {lookup} where __obs_conditions__ order by 1, 2"
+    )
+    assert groups["since"] == "(run_id = __obs_run__ and ingested_at >= timestamp __obs_time__)"
+    assert groups["whole"] == "(run_id = __obs_run__)"
+    assert spec["term"] == (
+        "(upstream.run_id = __obs_run__ and upstream.iteration in (__obs_values__))"
+    )
+
+
+def test_the_executor_fills_the_marker_s_slots_once() -> None:
+    assert fill("(run_id = __obs_run__)", run="'a'") == "(run_id = 'a')"
+    # a value holding a slot's name is not filled again
+    filled = fill("__obs_run__ and __obs_values__", run="'__obs_values__'", values="1, 2")
+    assert filled == "'__obs_values__' and 1, 2"
 
 
 PART = "run_id={run}/ingested_at={t}Z/part-0.parquet"
@@ -199,13 +219,14 @@ def test_changes_between_listings() -> None:
 
 
 def test_groups_predicate_by_run_and_value() -> None:
-    assert groups_predicate({}, ["run_id", "iteration"], "upstream") == "false"
-    predicate = groups_predicate({"a": [1, 2], "o'b": [0]}, ["run_id", "iteration"], "upstream")
+    term = "(upstream.run_id = __obs_run__ and upstream.iteration in (__obs_values__))"
+    assert groups_predicate({}, term) == "false"
+    predicate = groups_predicate({"a": [1, 2], "o'b": [0]}, term)
     assert predicate == (
         "(\n    (upstream.run_id = 'a' and upstream.iteration in (1, 2))"
         "\n    or (upstream.run_id = 'o''b' and upstream.iteration in (0))\n)"
     )
-    assert groups_predicate({"a": [None]}, ["run_id"], None) == "(\n    (run_id = 'a')\n)"
+    assert groups_predicate({"a": [None]}, "(run_id = __obs_run__)") == "(\n    (run_id = 'a')\n)"
 
 
 def test_render_replaces_placeholders_and_picks_the_lake_branch(tmp_path: Path) -> None:
@@ -216,7 +237,7 @@ def test_render_replaces_placeholders_and_picks_the_lake_branch(tmp_path: Path) 
         f' join "{DATABASE_PLACEHOLDER}".main.y using (k)'
     )
     with duckdb.connect(str(tmp_path / "w.duckdb")) as con:
-        plan = Plan("f", {node.unique_id: node}, ["rollouts"])
+        plan = CompiledPlan("f", {node.unique_id: node}, ["rollouts"])
         lake = tmp_path / "la'ke"
         landed = Executor(plan, con, lake, {"rollouts": {"a": {_part("a", "20261201T0")}}})
         empty = Executor(plan, con, lake, {"rollouts": {}})
@@ -226,3 +247,29 @@ def test_render_replaces_placeholders_and_picks_the_lake_branch(tmp_path: Path) 
         )
         assert '"w".main.y' in rendered and "obs:" not in rendered
         assert "(select 1 where false)" in empty.render(node, sql, lambda *_: None)
+
+
+def test_the_executor_looks_changed_groups_up_by_the_recorded_marker(
+    recorded: dict[str, Any], tmp_path: Path
+) -> None:
+    """The incremental model's groups marker, as dbt compiled it, run on a small table:
+    a run with new parts from their oldest publish time on, a run that lost one whole."""
+    [marker] = MARKER.finditer(recorded["incremental"][INCREMENTAL])
+    node = Node(INCREMENTAL, "x", "model", "incremental", '"w"."main"."x"', [], [], "")
+    with duckdb.connect(str(tmp_path / "w.duckdb")) as con:
+        con.execute(
+            "create table stg_rollouts as select * from (values"
+            " ('a', 1, timestamp '2026-12-01 00:00:00'),"
+            " ('a', 2, timestamp '2026-12-02 00:00:00'),"
+            " ('o''b', 0, timestamp '2026-11-01 00:00:00'),"
+            " ('c', 5, timestamp '2026-12-03 00:00:00')"
+            ") as t(run_id, iteration, ingested_at)"
+        )
+        executor = Executor(CompiledPlan("f", {}, []), con, tmp_path, {})
+        found = Changes(runs={"a": "2026-12-02 00:00:00", "o'b": None})
+        predicate = executor.render(node, marker[0], lambda *_: found)
+        assert predicate == (
+            "(\n    (upstream.run_id = 'a' and upstream.iteration in (2))"
+            "\n    or (upstream.run_id = 'o''b' and upstream.iteration in (0))\n)"
+        )
+        assert executor.render(node, marker[0], lambda *_: Changes()) == "false"

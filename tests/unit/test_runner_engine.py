@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from obs.runner.engine import awaited
-from obs.runner.plan import Node, Plan
+from obs.runner.plan import CompiledPlan, Node
 
 
 def _node(name: str, materialized: str, parents: list[str]) -> Node:
@@ -29,7 +29,7 @@ def test_engine_a_model_reading_a_view_waits_for_the_table_behind_it() -> None:
         _node("fct_y", "table", ["fct_x", "int_w"]),
         _node("fct_z", "table", ["fct_y", "fct_x"]),
     ]
-    plan = Plan("f", {n.unique_id: n for n in nodes}, [])
+    plan = CompiledPlan("f", {n.unique_id: n for n in nodes}, [])
     chosen = {f"model.obs.{n}" for n in ("int_x", "fct_y", "fct_z")}
     waits = {
         uid.removeprefix("model.obs."): sorted(p.removeprefix("model.obs.") for p in parents)
