@@ -170,8 +170,8 @@ REWARD_ANSWERS = Consumer(
     description="`obs rewards`, `obs alerts` and `obs watch`: a run's reward quality,"
     " its reward functions by importance, the reward hacking verdicts, and the alerts.",
     queries=(
-        "rewards_quality",
-        "rewards_functions",
+        "reward_quality",
+        "reward_importance",
         "rewards_pair_note",
         "rewards_hacking",
         "rewards_steps",
