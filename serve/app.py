@@ -37,9 +37,10 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from markupsafe import Markup, escape
 from obs.core.lake_layout import TIME_FOLDER, parse_time, run_folder
 from obs.core.text import CONTROL_PICTURES, MARKED, mark, marked
+from obs.reports import boards
 from obs.reports import page as report_page
 from obs.reports.page import embed
-from obs.serve import dashboards, pages
+from obs.serve import pages
 from obs.serve.access import Access
 from obs.serve.errors import ServeError
 from obs.serve.following import Following
@@ -253,12 +254,12 @@ class Server:
         page = _int_param(request, "page") or 1  # of the reward page's raw data table
         group = request.query_params.get("group")  # the agent page's group heatmap
 
-        def draw_board(con: Any, found: dict[str, Any], wanted: str | None) -> dashboards.Board:
+        def draw_board(con: Any, found: dict[str, Any], wanted: str | None) -> boards.Board:
             if kind == "rewards":
-                return dashboards.rewards(con, found, wanted, page=page)
+                return boards.rewards(con, found, wanted, page=page)
             if kind == "agent":
-                return dashboards.agent(con, found, wanted, group=group)
-            return dashboards.training(con, found, wanted)
+                return boards.agent(con, found, wanted, group=group)
+            return boards.training(con, found, wanted)
 
         def draw(con: Any) -> Response:
             found = pages.run(con, run_id)
@@ -291,7 +292,7 @@ class Server:
                     f"run '{run_id}' has no tracker history, so no report: land one with "
                     f"obs ingest metrics PATH --run {run_id}",
                 )
-            text, content = dashboards.report(self.access.warehouse, run_id)
+            text, content = boards.report(self.access.warehouse, run_id)
             return self.page(
                 request,
                 "report.html",
@@ -321,7 +322,7 @@ class Server:
                 line = "pick two or more runs"
             else:
                 with_rollouts = [r for r in chosen if known[r]["has_rollouts"]]
-                charts = dashboards.comparison(con, with_rollouts)
+                charts = boards.comparison(con, with_rollouts)
                 text, line = self._compare_text(chosen)
             return self.page(
                 request,
