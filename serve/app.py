@@ -37,10 +37,9 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from markupsafe import Markup, escape
 from obs.core.lake_layout import TIME_FOLDER, parse_time, run_folder
 from obs.core.text import CONTROL_PICTURES, MARKED, mark, marked
-from obs.reports import boards
+from obs.reports import boards, served
 from obs.reports import page as report_page
 from obs.reports.page import embed
-from obs.serve import pages
 from obs.serve.access import Access
 from obs.serve.errors import ServeError
 from obs.serve.following import Following
@@ -233,7 +232,7 @@ class Server:
 
     def home(self, request: Request) -> Response:
         def draw(con: Any) -> Response:
-            found = pages.runs(con)
+            found = served.runs(con)
             return self.page(request, "home.html", runs=found, title="Runs")
 
         return self.read(request, draw)
@@ -262,7 +261,7 @@ class Server:
             return boards.training(con, found, wanted)
 
         def draw(con: Any) -> Response:
-            found = pages.run(con, run_id)
+            found = served.run(con, run_id)
             if found is None:
                 return self.not_found(request, f"no run '{run_id}' in this warehouse")
             return self.page(
@@ -271,8 +270,8 @@ class Server:
                 run=found,
                 kind=kind,
                 board=draw_board(con, found, wanted),
-                findings=pages.findings(con, run_id) if kind == "training" else [],
-                alerts=pages.alerts(con, run_id) if kind == "training" else [],
+                findings=served.findings(con, run_id) if kind == "training" else [],
+                alerts=served.alerts(con, run_id) if kind == "training" else [],
                 title=f"{run_id}: {kind}",
             )
 
@@ -283,7 +282,7 @@ class Server:
         run_id = request.path_params["run"]
 
         def draw(con: Any) -> Response:
-            found = pages.run(con, run_id)
+            found = served.run(con, run_id)
             if found is None:
                 return self.not_found(request, f"no run '{run_id}' in this warehouse")
             if not found["has_history"]:
@@ -313,7 +312,7 @@ class Server:
             chosen += [r for r in value.split(",") if r and r not in chosen]
 
         def draw(con: Any) -> Response:
-            known = {r["run_id"]: r for r in pages.runs(con)}
+            known = {r["run_id"]: r for r in served.runs(con)}
             unknown = [r for r in chosen if r not in known]
             if unknown:
                 return self.not_found(request, f"no run '{unknown[0]}' in this warehouse")
@@ -354,10 +353,10 @@ class Server:
         page = _int_param(request, "page") or 1
 
         def draw(con: Any) -> Response:
-            found = pages.run(con, run_id)
+            found = served.run(con, run_id)
             if found is None:
                 return self.not_found(request, f"no run '{run_id}' in this warehouse")
-            shown_page = pages.prompt_page(con, run_id, prompt_hash, iteration, page)
+            shown_page = served.prompt_page(con, run_id, prompt_hash, iteration, page)
             if shown_page is None:
                 return self.not_found(request, f"run '{run_id}' has no prompt '{prompt_hash}'")
             return self.page(
@@ -365,7 +364,7 @@ class Server:
                 "prompt.html",
                 run=found,
                 p=shown_page,
-                shown_chars=pages.SHOWN,
+                shown_chars=served.SHOWN,
                 title=f"{run_id}: prompt {prompt_hash}",
             )
 
@@ -380,7 +379,7 @@ class Server:
             return self.not_found(request, "give ?iteration=N&sample=M")
 
         def draw(con: Any) -> Response:
-            text = pages.full_response(con, run_id, prompt_hash, iteration, sample)
+            text = served.full_response(con, run_id, prompt_hash, iteration, sample)
             if text is None:
                 return self.not_found(request, "no such rollout")
             if request.query_params.get("raw") == "1":
@@ -402,8 +401,8 @@ class Server:
             return self.page(
                 request,
                 "findings.html",
-                findings=pages.findings(con),
-                alerts=pages.alerts(con),
+                findings=served.findings(con),
+                alerts=served.alerts(con),
                 title="Findings and alerts",
             )
 
@@ -462,7 +461,7 @@ class Server:
         if run_id is None or len(run_id) > MAX_RUN_ID:
             return {}
         try:
-            found = self.access.read(lambda con: pages.run(con, run_id))
+            found = self.access.read(lambda con: served.run(con, run_id))
         except ServeError:
             return {}
         if found is None:
