@@ -5,8 +5,9 @@ adds the same sections as extra tabs for its runs with agent data. The
 numbers come from the agent marts (fct_eval_steps, fct_group_summary,
 fct_turn_advantages, fct_turn_summary) through the
 ``reports/queries/agent_*.sql`` queries their charts name in the chart
-registry (``reports.charts``), the page from the templates ``sections.html``,
-``_agent_section.html`` and ``_agent_assets.html``. Python only picks rows and formats them: every
+registry (``reports.charts``), the page from its blocks (``reports.blocks``)
+through the templates ``sections.html``, ``_blocks.html`` and ``_agent_assets.html``
+(``obs serve`` draws the same blocks). Python only picks rows and formats them: every
 statistic is the marts'.
 
 The group heatmap draws one (iteration, group) at a time: the page embeds the
@@ -17,7 +18,6 @@ theirs would pass ``HEATMAP_CELLS`` cells: the page says so).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -27,8 +27,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 import plotly.graph_objects as go
-from markupsafe import Markup
-from obs.core.text import json_in_html
+from obs.reports.blocks import Block, ChartBlock, Groups, Note, Section, Tile, Tiles
 from obs.reports.charts import AGENT, CHARTS, EVALS, GROUPS, TURNS, ChartData, charts_of, queries_of
 from obs.reports.figures.agent import (
     ADVANTAGE_ORIGINS,
@@ -51,7 +50,7 @@ PAGE = SectionsPage(
     kind="agentic run: a multi-turn agent trained with GRPO",
     missing="agentic data",
     no_data_block="no_agent_data",
-    section_template="_agent_section.html",
+    layout="agent",
     assets_template="_agent_assets.html",
 )
 
@@ -244,31 +243,27 @@ def _int(value: Any) -> str:
     return f"{int(value):,}" if _known(value) else "-"
 
 
-def _tiles(summary: dict[str, Any], evals: bool, groups: bool) -> list[dict[str, str]]:
+def _tiles(summary: dict[str, Any], evals: bool, groups: bool) -> list[Tile]:
     """The summary tiles: the latest eval step's accuracy (with ``evals``), the latest
     iteration's groups (with ``groups``), the iterations with turn advantages."""
     get = summary.get
-    tiles = []
+    tiles: list[Tile] = []
     if evals:
         at_step = f" (step {_int(get('eval_step'))})" if _known(get("eval_step")) else ""
         since = f" since step {_int(get('previous_step'))}" if _known(get("previous_step")) else ""
         change = get("accuracy_change")
         tiles += [
-            {"label": f"Eval accuracy{at_step}", "value": _pct(get("accuracy"))},
-            {
-                "label": f"Accuracy change{since}",
-                "value": (
-                    f"{float(change) * 100:+.1f} pts"
-                    if change is not None and _known(change)
-                    else "-"
-                ),
-            },
+            Tile(f"Eval accuracy{at_step}", _pct(get("accuracy"))),
+            Tile(
+                f"Accuracy change{since}",
+                f"{float(change) * 100:+.1f} pts" if change is not None and _known(change) else "-",
+            ),
         ]
         if _known(get("baseline_accuracy")):
-            tiles.append({"label": "Baseline accuracy", "value": _pct(get("baseline_accuracy"))})
+            tiles.append(Tile("Baseline accuracy", _pct(get("baseline_accuracy"))))
         if _known(get("beat_rate")):
-            tiles.append({"label": f"Beat the baseline{at_step}", "value": _pct(get("beat_rate"))})
-        tiles.append({"label": "Eval steps", "value": _int(get("eval_steps"))})
+            tiles.append(Tile(f"Beat the baseline{at_step}", _pct(get("beat_rate"))))
+        tiles.append(Tile("Eval steps", _int(get("eval_steps"))))
     if groups:
         at = (
             f" (iteration {_int(get('group_iteration'))})" if _known(get("group_iteration")) else ""
@@ -283,85 +278,55 @@ def _tiles(summary: dict[str, Any], evals: bool, groups: bool) -> list[dict[str,
         if _known(get("early_exit_rate")) and _known(get("rollouts")):
             early += f" ({_int(get('finished_early'))}/{_int(get('rollouts'))})"
         tiles += [
-            {"label": f"Groups kept / filtered{at}", "value": kept},
-            {"label": f"Early-exit rate{at}", "value": early},
-            {"label": f"Tokens trained on{at}", "value": _pct(get("trainable_token_share"))},
-            {"label": "Iterations with group counts", "value": _int(get("iterations"))},
+            Tile(f"Groups kept / filtered{at}", kept),
+            Tile(f"Early-exit rate{at}", early),
+            Tile(f"Tokens trained on{at}", _pct(get("trainable_token_share"))),
+            Tile("Iterations with group counts", _int(get("iterations"))),
         ]
         if get("all_filtered_iterations"):
             tiles.append(
-                {
-                    "label": "Iterations with every group filtered",
-                    "value": _int(get("all_filtered_iterations")),
-                }
+                Tile("Iterations with every group filtered", _int(get("all_filtered_iterations")))
             )
     if get("advantage_iterations"):
-        tiles.append(
-            {
-                "label": "Iterations with turn advantages",
-                "value": _int(get("advantage_iterations")),
-            }
-        )
+        tiles.append(Tile("Iterations with turn advantages", _int(get("advantage_iterations"))))
     return tiles
 
 
-def _chart_block(run: AgentRun, name: str) -> dict[str, Any]:
-    chart = CHARTS[name]
-    return chart_block(
-        chart, run.figures[name], f"{name}__{run.run_id}", kind="chart", wide=chart.wide
-    )
+def _chart_block(run: AgentRun, name: str) -> ChartBlock:
+    return chart_block(CHARTS[name], run.figures[name], f"{name}__{run.run_id}")
 
 
-def _note_block(title: str, text: str) -> dict[str, Any]:
-    return {"kind": "note", "title": title, "text": text}
-
-
-def _json(value: Any) -> Markup:
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return Markup(json_in_html(text))
-
-
-def _group_block(run: AgentRun) -> dict[str, Any]:
+def _group_block(run: AgentRun) -> Groups:
     """The group heatmap with its selector (options grouped by iteration)."""
-    block = _chart_block(run, "agent_advantage_group")
-    iterations: dict[int, list[tuple[int, str]]] = {}
-    for index, entry in enumerate(run.groups):
-        iterations.setdefault(entry["iteration"], []).append((index, entry["label"]))
-    block |= {
-        "kind": "groups",
-        "options": list(iterations.items()),
-        "groups": _json(run.groups),
-        "note": run.groups_note,
-    }
-    return block
+    return Groups(_chart_block(run, "agent_advantage_group"), run.groups, run.groups_note)
 
 
-def agent_sections(run: AgentRun) -> list[dict[str, Any]]:
-    """The sections of one run, each a list of blocks for ``_agent_section.html``: the
-    tab's charts (the group heatmap with its selector), the summary tiles first; a note
-    in place of a tab's charts when the run has none of their data."""
-    summary = {
-        "kind": "kpis",
-        "title": "Summary",
-        "use_for": SUMMARY_USE_FOR,
-        "tiles": _tiles(run.summary, run.has_evals, run.has_groups),
-    }
-    charts = {
+def agent_sections(run: AgentRun) -> list[Section]:
+    """The sections of one run: the tab's charts (the group heatmap with its selector),
+    the summary tiles first; a note in place of a tab's charts when the run has none of
+    their data."""
+    summary = Tiles(
+        "agent_summary",
+        "Summary",
+        SUMMARY_USE_FOR,
+        _tiles(run.summary, run.has_evals, run.has_groups),
+    )
+    charts: dict[str, list[Block]] = {
         tab: [
             _group_block(run) if name == "agent_advantage_group" else _chart_block(run, name)
             for name in charts_of(AGENT, tab)
         ]
         for tab in AGENT.tabs
     }
-    blocks: list[list[dict[str, Any]]] = [
+    blocks: list[list[Block]] = [
         [summary, *charts[EVALS]]
         if run.has_evals
-        else [summary, _note_block("No eval statistics", EVAL_MISSING)],
-        charts[GROUPS] if run.has_groups else [_note_block("No group summary", GROUPS_MISSING)],
-        charts[TURNS] if run.has_turns else [_note_block("No turn advantages", TURNS_MISSING)],
+        else [summary, Note("No eval statistics", EVAL_MISSING)],
+        charts[GROUPS] if run.has_groups else [Note("No group summary", GROUPS_MISSING)],
+        charts[TURNS] if run.has_turns else [Note("No turn advantages", TURNS_MISSING)],
     ]
     return [
-        {"id": f"agentic-{number}", "title": title, "blocks": blocks[number]}
+        Section(f"agentic-{number}", title, blocks[number])
         for number, title in enumerate(AGENT.tabs)
     ]
 

@@ -102,6 +102,15 @@ def export_buckets(
         con.close()
 
 
+def _with_buckets(rollouts: pa.Table, buckets: dict[str, str]) -> pa.Table:
+    """The rollouts of the problems that have a bucket, each with its problem's ``bucket``
+    (the column before ``extra``)."""
+    problems = rollouts.column("problem").to_pylist()
+    kept = rollouts.filter(pa.array([problem in buckets for problem in problems]))
+    column = pa.array([buckets[p] for p in kept.column("problem").to_pylist()], pa.string())
+    return kept.add_column(kept.schema.get_field_index("extra"), "bucket", column)
+
+
 def _write_buckets(
     con: duckdb.DuckDBPyConnection, run: str, iteration: int, strategy: str, output_dir: Path
 ) -> BucketExport:
@@ -125,7 +134,10 @@ def _write_buckets(
     buckets_file.write_text(json.dumps({p["problem"]: p["bucket"] for p in problems}, indent=2))
     files += [metrics_file, buckets_file]
 
-    rollouts = query_arrow(con, "export_rollouts", by_data_idx=by_data_idx, **params)
+    rollouts = _with_buckets(
+        query_arrow(con, "export_rollouts", by_data_idx=by_data_idx, **params),
+        {p["problem"]: p["bucket"] for p in problems},
+    )
     all_file = output_dir / "rollouts_with_rewards.parquet"
     pq.write_table(rollouts, all_file)
     files.append(all_file)

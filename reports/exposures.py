@@ -340,7 +340,7 @@ SERVED_PAGES = Consumer(
     " prompt with its scores by iteration and its rollouts' responses (read from"
     " staging: no mart copies the texts). Its dashboards and run report are the"
     " dashboards' and the run report's exposures.",
-    modules=("obs.serve.pages",),
+    modules=("obs.reports.served",),
 )
 RUN_ANSWERS = Consumer(
     exposure="run_answers",

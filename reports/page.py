@@ -22,6 +22,7 @@ import plotly.io as pio
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 from obs.core.text import json_in_html, marked_strings
+from obs.reports.blocks import ChartBlock
 from obs.reports.errors import ReportError
 from obs.reports.figures.agent import ADVANTAGE_ORIGINS
 from obs.reports.figures.base import THEME
@@ -57,6 +58,8 @@ def environment() -> Environment:
     env.filters["fmt_int"] = _fmt_int
     env.filters["fmt_pct"] = _fmt_pct
     env.filters["fmt_num"] = _fmt_num
+    env.filters["embed"] = embed
+    env.filters["json_data"] = json_data
     env.globals["advantage_origins"] = list(ADVANTAGE_ORIGINS)
     env.globals["plotly_theme"] = _theme_json()
     return env
@@ -92,10 +95,16 @@ def embed(figure: go.Figure) -> Markup:
     return Markup(json_in_html(text))
 
 
-def chart_block(chart: Chart, figure: go.Figure, div_id: str, **more: Any) -> dict[str, Any]:
-    """What ``_chart.html`` draws: the chart's id, its registry entry (``info``) and its
-    figure; ``more`` for a page's own keys."""
-    return {"div_id": div_id, "name": chart.name, "info": chart, "figure": embed(figure), **more}
+def chart_block(chart: Chart, figure: go.Figure, div_id: str) -> ChartBlock:
+    """A registry chart's block: its figure drawn for a page, named ``div_id`` there."""
+    return ChartBlock(chart.name, chart.title, chart.use_for, figure, div_id, chart.wide)
+
+
+def json_data(value: Any) -> Markup:
+    """``value`` as JSON for a ``<script type="application/json">`` block (the raw data
+    table's rows, the group selector's entries)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return Markup(json_in_html(text))
 
 
 def plotly_script(plotlyjs: str) -> Markup:
@@ -113,7 +122,7 @@ class SectionsPage:
     kind: str  # the header's words: "reward monitoring"
     missing: str  # what a run can lack: "reward data"
     no_data_block: str  # the data-block of the note shown instead of the tabs
-    section_template: str  # one run's section of one tab
+    layout: str  # how _blocks.html lays out a section: "reward" (a column) or "agent" (a grid)
     assets_template: str  # the page's own styles and scripts
 
 
@@ -144,7 +153,7 @@ def write_sections_page(
             kind=page.kind,
             missing=page.missing,
             no_data_block=page.no_data_block,
-            section_template=page.section_template,
+            layout=page.layout,
             assets_template=page.assets_template,
         )
     )

@@ -26,6 +26,7 @@ from obs.reports.agent_dashboard import (
     load_agent_runs,
     runs_with_agent_data,
 )
+from obs.reports.blocks import Block, Note, Section
 from obs.reports.charts import (
     COMPARISON,
     TRAINING,
@@ -278,22 +279,23 @@ NO_AGENT = (
 )
 
 
-def _sections(run: RunCharts) -> list[dict[str, Any]]:
+def _sections(run: RunCharts) -> list[Section]:
+    """The training tabs of one run: their charts, or a note when it has no rollouts."""
+    blocks: list[Block]
     sections = []
     for number, title in enumerate(TRAINING.tabs):
-        charts = [
-            chart_block(chart, run.figures[name], f"{name}__{run.run_id}")
-            for name, chart in charts_of(TRAINING, title).items()
-            if run.has_rollouts
-        ]
-        note = "" if run.has_rollouts else NO_ROLLOUTS.format(run=run.run_id)
-        sections.append({"id": f"section-{number}", "title": title, "charts": charts, "note": note})
+        if run.has_rollouts:
+            blocks = [
+                chart_block(chart, run.figures[name], f"{name}__{run.run_id}")
+                for name, chart in charts_of(TRAINING, title).items()
+            ]
+        else:
+            blocks = [Note("No rollouts", NO_ROLLOUTS.format(run=run.run_id))]
+        sections.append(Section(f"section-{number}", title, blocks))
     return sections
 
 
-def _by_run(
-    run_ids: list[str], items: dict[str, list[dict[str, Any]]], note: str
-) -> list[dict[str, Any]]:
+def _by_run(run_ids: list[str], items: dict[str, list[Section]], note: str) -> list[dict[str, Any]]:
     """Every chosen run's sections of one kind, or the note saying it has none."""
     return [
         {"run_id": run, "sections": items.get(run), "note": note.format(run=run)} for run in run_ids

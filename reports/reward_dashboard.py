@@ -4,14 +4,14 @@
 adds the same seven sections as extra tabs for its runs with reward data. The
 numbers come from the reward marts (fct_reward_*, fct_alerts) through the
 ``reports/queries/reward_*.sql`` queries their charts name in the chart
-registry (``reports.charts``), the page from the templates ``sections.html``
-and ``_reward_section.html``.
+registry (``reports.charts``), the page from its blocks (``reports.blocks``)
+through the templates ``sections.html`` and ``_blocks.html`` (``obs serve`` draws
+the same blocks).
 Python only picks rows and formats them: every statistic is the marts'.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,8 +22,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 import plotly.graph_objects as go
-from markupsafe import Markup
-from obs.core.text import json_in_html
+from obs.reports.blocks import Advice, Block, Note, Section, Table, Tile, Tiles
 from obs.reports.charts import (
     RAW_DATA,
     REWARD_FUNCTIONS,
@@ -53,7 +52,7 @@ PAGE = SectionsPage(
     kind="reward monitoring",
     missing="reward data",
     no_data_block="no_reward_data",
-    section_template="_reward_section.html",
+    layout="reward",
     assets_template="_reward_assets.html",
 )
 
@@ -241,7 +240,7 @@ VERDICT_WORDS = {
 }
 
 
-def _tiles(summary: dict[str, Any]) -> list[dict[str, str]]:
+def _tiles(summary: dict[str, Any]) -> list[Tile]:
     """The Summary statistics tiles, formatted as the GRPO reward monitor shows them."""
     verdict = summary.get("hacking_verdict")
     # the mart's verdict in words (no_performance_metric: no performance metric logged)
@@ -250,25 +249,19 @@ def _tiles(summary: dict[str, Any]) -> list[dict[str, str]]:
     if isinstance(verdict, str) and suspects:
         verdict = f"{verdict} ({', '.join(suspects)})"
     return [
-        {"label": "Total Steps Tracked", "value": _cell(summary.get("steps"), "d")},
-        {"label": "Current Mean Reward R", "value": _cell(summary.get("current_mean"), ".3f")},
-        {
-            "label": "Signal-to-Noise Ratio",
-            "value": _cell(summary.get("current_signal_to_noise"), ".3f"),
-        },
-        {"label": "Anomalies Detected", "value": _cell(summary.get("anomalies"), "d")},
-        {"label": "Quality Score", "value": _cell(summary.get("quality_score"), ".1f")},
-        {"label": "Latest Step", "value": _cell(summary.get("last_step"), "d")},
-        {"label": "Reward Functions", "value": _cell(summary.get("reward_functions"), "d")},
-        {"label": "Alerts", "value": _cell(summary.get("alerts"), "d")},
-        {
-            "label": "Reward Hacking (whole run)",
-            "value": verdict if isinstance(verdict, str) else "-",
-        },
+        Tile("Total Steps Tracked", _cell(summary.get("steps"), "d")),
+        Tile("Current Mean Reward R", _cell(summary.get("current_mean"), ".3f")),
+        Tile("Signal-to-Noise Ratio", _cell(summary.get("current_signal_to_noise"), ".3f")),
+        Tile("Anomalies Detected", _cell(summary.get("anomalies"), "d")),
+        Tile("Quality Score", _cell(summary.get("quality_score"), ".1f")),
+        Tile("Latest Step", _cell(summary.get("last_step"), "d")),
+        Tile("Reward Functions", _cell(summary.get("reward_functions"), "d")),
+        Tile("Alerts", _cell(summary.get("alerts"), "d")),
+        Tile("Reward Hacking (whole run)", verdict if isinstance(verdict, str) else "-"),
     ]
 
 
-def _raw_block(run: RewardRun) -> dict[str, Any]:
+def _raw_block(run: RewardRun) -> Table:
     note = f"all {run.raw_total} steps"
     if run.raw_total > len(run.raw_rows):
         note = (
@@ -276,73 +269,64 @@ def _raw_block(run: RewardRun) -> dict[str, Any]:
             f" query away: obs sql \"from fct_reward_steps where run_id = '{run.run_id}'"
             ' order by step"'
         )
-    rows = json.dumps(run.raw_rows, ensure_ascii=False, separators=(",", ":"))
-    return {
-        "kind": "raw",
-        "div_id": f"raw_data__{run.run_id}",
-        "title": "Raw data: the reward statistics of every step",
-        "use_for": RAW_USE_FOR,
-        "columns": [column for column, _ in RAW_COLUMNS],
-        "rows": Markup(json_in_html(rows)),
-        "page_size": RAW_PAGE,
-        "note": note,
-    }
+    return Table(
+        div_id=f"raw_data__{run.run_id}",
+        title="Raw data: the reward statistics of every step",
+        use_for=RAW_USE_FOR,
+        columns=[column for column, _ in RAW_COLUMNS],
+        rows=run.raw_rows,
+        page_size=RAW_PAGE,
+        note=note,
+    )
 
 
-def reward_sections(run: RewardRun) -> list[dict[str, Any]]:
-    """The seven sections of one run, each a list of blocks for ``_reward_section.html``:
-    the tab's charts, with the summary tiles first, the quality report's advice after
-    the quality score, and the raw data table last."""
-    blocks: dict[str, list[dict[str, Any]]] = {tab: [] for tab in REWARDS.tabs}
+def reward_sections(run: RewardRun) -> list[Section]:
+    """The seven sections of one run: the tab's charts, with the summary tiles first, the
+    quality report's advice after the quality score, and the raw data table last."""
+    blocks: dict[str, list[Block]] = {tab: [] for tab in REWARDS.tabs}
     if run.total_note:
         for tab in (REWARD_SUMMARY, REWARD_SIGNAL):
-            blocks[tab].append({"kind": "note", "title": TOTAL_TITLE, "text": run.total_note})
+            blocks[tab].append(Note(TOTAL_TITLE, run.total_note))
     functions = int(_number(run.summary.get("reward_functions")) or 0)
     if functions > SHOWN_FUNCTIONS:
         blocks[REWARD_FUNCTIONS].append(
-            {
-                "kind": "note",
-                "title": FUNCTIONS_TITLE,
-                "text": f"The charts of this tab draw the first {SHOWN_FUNCTIONS} of the run's"
+            Note(
+                FUNCTIONS_TITLE,
+                f"The charts of this tab draw the first {SHOWN_FUNCTIONS} of the run's"
                 f" {functions} reward functions by importance rank; every one is in"
                 " fct_reward_function_importance",
-            }
+            )
         )
         blocks[REWARD_QUALITY].append(
-            {
-                "kind": "note",
-                "title": FUNCTIONS_TITLE,
-                "text": f"The function quality chart draws the {SHOWN_FUNCTIONS} lowest scores of"
+            Note(
+                FUNCTIONS_TITLE,
+                f"The function quality chart draws the {SHOWN_FUNCTIONS} lowest scores of"
                 f" the run's {functions} reward functions; every one is in"
                 " fct_reward_function_quality",
-            }
+            )
         )
     pair_note = run.summary.get("pair_note")
     if isinstance(pair_note, str) and pair_note:
-        blocks[REWARD_QUALITY].append({"kind": "note", "title": PAIRS_TITLE, "text": pair_note})
+        blocks[REWARD_QUALITY].append(Note(PAIRS_TITLE, pair_note))
     blocks[REWARD_SUMMARY].append(
-        {
-            "kind": "kpis",
-            "title": "Summary statistics",
-            "use_for": SUMMARY_USE_FOR,
-            "tiles": _tiles(run.summary),
-        }
+        Tiles("summary", "Summary statistics", SUMMARY_USE_FOR, _tiles(run.summary))
     )
     for name, chart in charts_of(REWARDS).items():
         figure = run.figures[name]
-        blocks[chart.tab].append(chart_block(chart, figure, f"{name}__{run.run_id}", kind="chart"))
+        blocks[chart.tab].append(chart_block(chart, figure, f"{name}__{run.run_id}"))
         if name == "reward_quality_score":
             blocks[REWARD_QUALITY].append(
-                {
-                    "kind": "advice",
-                    "title": "Issues, warnings and recommendations",
-                    "use_for": ADVICE_USE_FOR,
-                    **run.advice,
-                }
+                Advice(
+                    "Issues, warnings and recommendations",
+                    ADVICE_USE_FOR,
+                    run.advice["issues"],
+                    run.advice["warnings"],
+                    run.advice["recommendations"],
+                )
             )
     blocks[RAW_DATA].append(_raw_block(run))
     return [
-        {"id": f"rewards-{number}", "title": title, "blocks": blocks[title]}
+        Section(f"rewards-{number}", title, blocks[title])
         for number, title in enumerate(REWARDS.tabs)
     ]
 

@@ -35,9 +35,6 @@ ISSUE, WARNING, RECOMMENDATION = "❌", "⚠️", "💡"
 SUSPICIOUS = ("high", "medium")
 # How many of a run's alerts `obs rewards` shows (the latest ones).
 LATEST_ALERTS = 10
-# How many of a run's reward functions `obs rewards` shows (the first by importance rank);
-# a run can log thousands (a column per test case), the rest are one SQL query away.
-SHOWN_FUNCTIONS = 20
 
 AlertKey = tuple[str, str, int]
 
@@ -53,7 +50,9 @@ class RewardAnalysis:
     alerts: list[dict[str, Any]] = field(default_factory=list)
     steps: int = 0
     basis: str | None = None
-    # The run's reward functions (``functions`` holds the first SHOWN_FUNCTIONS by rank).
+    # The run's reward functions (``functions`` holds the first 20 by rank, as the rewards
+    # page draws them: reward_importance.sql; a run can log thousands, a column per test
+    # case, and the rest are one SQL query away).
     functions_total: int = 0
     # fct_reward_pair_selection's note: which functions the pairwise marts cover (None: all).
     pair_note: str | None = None
@@ -162,8 +161,9 @@ def load_rewards(warehouse: Path, run: str) -> RewardAnalysis:
     con = _open(warehouse)
     try:
         run_id, _ = _resolve(con, warehouse, run, need_rewards=True)
-        quality = query_rows(con, "rewards_quality", run=run_id)
-        functions = query_rows(con, "rewards_functions", run=run_id, cap=SHOWN_FUNCTIONS)
+        # the rewards page's queries, for the one run (without its run_id column)
+        quality = _of_run(query_rows(con, "reward_quality", runs=[run_id]))
+        functions = _of_run(query_rows(con, "reward_importance", runs=[run_id]))
         total = functions[0]["functions_total"] if functions else 0
         for function in functions:
             del function["functions_total"]
@@ -194,6 +194,13 @@ def load_rewards(warehouse: Path, run: str) -> RewardAnalysis:
         functions_total=int(total),
         pair_note=pairing[0]["note"] if pairing else None,
     )
+
+
+def _of_run(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows of a query of one run without its ``run_id`` (an answer names the run once)."""
+    for row in rows:
+        del row["run_id"]
+    return rows
 
 
 # --------------------------------------------------------------------------- wording

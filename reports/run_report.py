@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
+from obs.reports.blocks import ChartBlock
 from obs.reports.compare import TRAINING
 from obs.reports.figures.base import whole_ticks
-from obs.reports.page import embed, environment, plotly_script
+from obs.reports.page import environment, plotly_script
 from obs.reports.runs import FINDINGS, Analysis, Section
 from obs.reports.runs_format import number
 from obs.reports.sql import query_rows, query_value
@@ -437,7 +438,7 @@ class ReportContent:
 
     findings: list[dict[str, Any]]
     # (section title, its "use for" line, its figure)
-    charts: list[tuple[str, str, go.Figure]]
+    charts: list[ChartBlock]  # named by their section, div ids run-0, run-1, ...
     missing: list[dict[str, Any]]  # number, title, why
     info: Any
     counts: dict[str, int]  # findings by severity
@@ -454,14 +455,17 @@ def report_content(warehouse: Path, analysis: Analysis) -> ReportContent:
         findings = next((s.data or [] for s in analysis.sections if s.title.startswith("Find")), [])
         if "fct_run_findings" in present:
             findings = _with_signals(con, analysis.run_id, findings)
-        charts: list[tuple[str, str, go.Figure]] = []
+        charts: list[ChartBlock] = []
         missing: list[dict[str, Any]] = []
         for section in analysis.sections:
             drawn = _section_chart(
                 con, analysis.run_id, section, findings, present, settings, shades
             )
             if drawn is not None and drawn.figure is not None:
-                charts.append((section.title, drawn.use_for, drawn.figure))
+                title, number = section.title, len(charts)
+                charts.append(
+                    ChartBlock(title, title, drawn.use_for, drawn.figure, f"run-{number}")
+                )
             elif drawn is not None:
                 missing.append({"number": section.number, "title": section.title, "why": drawn.why})
             elif not section.available and section.title != FINDINGS:
@@ -482,15 +486,6 @@ def write_run_report(warehouse: Path, analysis: Analysis, out: Path) -> Path:
     """Write the run's HTML report: a chart per section with data (findings shaded),
     then one card naming the sections without data and what each needs."""
     content = report_content(warehouse, analysis)
-    charts = [
-        {
-            "div_id": f"run-{number}",
-            "name": title,
-            "info": {"use_for": use_for},
-            "figure": embed(figure),
-        }
-        for number, (title, use_for, figure) in enumerate(content.charts)
-    ]
     html = (
         environment()
         .get_template("run_report.html")
@@ -501,7 +496,7 @@ def write_run_report(warehouse: Path, analysis: Analysis, out: Path) -> Path:
             info=content.info,
             counts=content.counts,
             findings=content.findings,
-            charts=charts,
+            charts=content.charts,
             generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             fmt=number,
             missing=content.missing,

@@ -37,9 +37,9 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from markupsafe import Markup, escape
 from obs.core.lake_layout import TIME_FOLDER, parse_time, run_folder
 from obs.core.text import CONTROL_PICTURES, MARKED, mark, marked
+from obs.reports import boards, served
 from obs.reports import page as report_page
 from obs.reports.page import embed
-from obs.serve import dashboards, pages
 from obs.serve.access import Access
 from obs.serve.errors import ServeError
 from obs.serve.following import Following
@@ -232,7 +232,7 @@ class Server:
 
     def home(self, request: Request) -> Response:
         def draw(con: Any) -> Response:
-            found = pages.runs(con)
+            found = served.runs(con)
             return self.page(request, "home.html", runs=found, title="Runs")
 
         return self.read(request, draw)
@@ -253,15 +253,15 @@ class Server:
         page = _int_param(request, "page") or 1  # of the reward page's raw data table
         group = request.query_params.get("group")  # the agent page's group heatmap
 
-        def draw_board(con: Any, found: dict[str, Any], wanted: str | None) -> dashboards.Board:
+        def draw_board(con: Any, found: dict[str, Any], wanted: str | None) -> boards.Board:
             if kind == "rewards":
-                return dashboards.rewards(con, found, wanted, page=page)
+                return boards.rewards(con, found, wanted, page=page)
             if kind == "agent":
-                return dashboards.agent(con, found, wanted, group=group)
-            return dashboards.training(con, found, wanted)
+                return boards.agent(con, found, wanted, group=group)
+            return boards.training(con, found, wanted)
 
         def draw(con: Any) -> Response:
-            found = pages.run(con, run_id)
+            found = served.run(con, run_id)
             if found is None:
                 return self.not_found(request, f"no run '{run_id}' in this warehouse")
             return self.page(
@@ -270,8 +270,8 @@ class Server:
                 run=found,
                 kind=kind,
                 board=draw_board(con, found, wanted),
-                findings=pages.findings(con, run_id) if kind == "training" else [],
-                alerts=pages.alerts(con, run_id) if kind == "training" else [],
+                findings=served.findings(con, run_id) if kind == "training" else [],
+                alerts=served.alerts(con, run_id) if kind == "training" else [],
                 title=f"{run_id}: {kind}",
             )
 
@@ -282,7 +282,7 @@ class Server:
         run_id = request.path_params["run"]
 
         def draw(con: Any) -> Response:
-            found = pages.run(con, run_id)
+            found = served.run(con, run_id)
             if found is None:
                 return self.not_found(request, f"no run '{run_id}' in this warehouse")
             if not found["has_history"]:
@@ -291,7 +291,7 @@ class Server:
                     f"run '{run_id}' has no tracker history, so no report: land one with "
                     f"obs ingest metrics PATH --run {run_id}",
                 )
-            text, content = dashboards.report(self.access.warehouse, run_id)
+            text, content = boards.report(self.access.warehouse, run_id)
             return self.page(
                 request,
                 "report.html",
@@ -312,7 +312,7 @@ class Server:
             chosen += [r for r in value.split(",") if r and r not in chosen]
 
         def draw(con: Any) -> Response:
-            known = {r["run_id"]: r for r in pages.runs(con)}
+            known = {r["run_id"]: r for r in served.runs(con)}
             unknown = [r for r in chosen if r not in known]
             if unknown:
                 return self.not_found(request, f"no run '{unknown[0]}' in this warehouse")
@@ -321,7 +321,7 @@ class Server:
                 line = "pick two or more runs"
             else:
                 with_rollouts = [r for r in chosen if known[r]["has_rollouts"]]
-                charts = dashboards.comparison(con, with_rollouts)
+                charts = boards.comparison(con, with_rollouts)
                 text, line = self._compare_text(chosen)
             return self.page(
                 request,
@@ -353,10 +353,10 @@ class Server:
         page = _int_param(request, "page") or 1
 
         def draw(con: Any) -> Response:
-            found = pages.run(con, run_id)
+            found = served.run(con, run_id)
             if found is None:
                 return self.not_found(request, f"no run '{run_id}' in this warehouse")
-            shown_page = pages.prompt_page(con, run_id, prompt_hash, iteration, page)
+            shown_page = served.prompt_page(con, run_id, prompt_hash, iteration, page)
             if shown_page is None:
                 return self.not_found(request, f"run '{run_id}' has no prompt '{prompt_hash}'")
             return self.page(
@@ -364,7 +364,7 @@ class Server:
                 "prompt.html",
                 run=found,
                 p=shown_page,
-                shown_chars=pages.SHOWN,
+                shown_chars=served.SHOWN,
                 title=f"{run_id}: prompt {prompt_hash}",
             )
 
@@ -379,7 +379,7 @@ class Server:
             return self.not_found(request, "give ?iteration=N&sample=M")
 
         def draw(con: Any) -> Response:
-            text = pages.full_response(con, run_id, prompt_hash, iteration, sample)
+            text = served.full_response(con, run_id, prompt_hash, iteration, sample)
             if text is None:
                 return self.not_found(request, "no such rollout")
             if request.query_params.get("raw") == "1":
@@ -401,8 +401,8 @@ class Server:
             return self.page(
                 request,
                 "findings.html",
-                findings=pages.findings(con),
-                alerts=pages.alerts(con),
+                findings=served.findings(con),
+                alerts=served.alerts(con),
                 title="Findings and alerts",
             )
 
@@ -461,7 +461,7 @@ class Server:
         if run_id is None or len(run_id) > MAX_RUN_ID:
             return {}
         try:
-            found = self.access.read(lambda con: pages.run(con, run_id))
+            found = self.access.read(lambda con: served.run(con, run_id))
         except ServeError:
             return {}
         if found is None:

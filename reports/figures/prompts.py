@@ -6,6 +6,7 @@ distribution by iteration.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,7 @@ from obs.reports.figures.base import (
     sequential_range,
     short,
     symmetric_range,
+    whole_ticks,
 )
 
 # Solved or not (two categories): ColorBrewer PuOr's ends, orange and purple.
@@ -274,3 +276,60 @@ def score_distribution(frame: pd.DataFrame, *, title: str) -> go.Figure:
     iteration_axis(figure, np.sort(frame["iteration"].unique()))
     figure.update_yaxes(title_text="score (box p25-p75, whiskers p05-p95, dashed mean ± sd)")
     return layout(figure, title)
+
+
+def prompt_trajectory(iterations: list[dict[str, Any]]) -> go.Figure:
+    """A prompt's served page's chart: its mean score (with its min-max band) and the
+    share of its rollouts that succeed under the build's success rule (var success, as
+    every count) by iteration, from prompt_iterations.sql's rows."""
+    x = [r["iteration"] for r in iterations]
+    figure = go.Figure()
+    figure.add_trace(
+        go.Scatter(
+            x=x + x[::-1],
+            y=[r["max_score"] for r in iterations] + [r["min_score"] for r in iterations][::-1],
+            fill="toself",
+            line={"width": 0},
+            fillcolor="rgba(31, 119, 180, 0.15)",
+            hoverinfo="skip",
+            name="min to max",
+        )
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=x, y=[r["mean_score"] for r in iterations], name="mean score", mode="lines+markers"
+        )
+    )
+    if any(r["success_rate"] is not None for r in iterations):
+        figure.add_trace(
+            go.Scatter(
+                x=x,
+                y=[r["success_rate"] for r in iterations],
+                name="success rate",
+                mode="lines+markers",
+                yaxis="y2",
+            )
+        )
+    figure.update_layout(
+        title="Score and success rate by iteration",
+        xaxis={"title": "iteration", **whole_ticks(x, each=25)},
+        yaxis={"title": "score"},
+        # a share: always 0 to 1, whatever the points (zoom and autoscale leave it)
+        yaxis2={
+            "title": "success rate",
+            "overlaying": "y",
+            "side": "right",
+            "range": [0, 1],
+            "autorange": False,
+            "fixedrange": True,
+            "showgrid": False,
+            # its own ticks (Plotly would otherwise place them at the score axis' gridlines)
+            "tickmode": "array",
+            "tickvals": [0, 0.25, 0.5, 0.75, 1],
+            "tickformat": ".2f",
+        },
+        legend={"orientation": "h"},
+        margin={"t": 50, "l": 50, "r": 50, "b": 40},
+        height=320,
+    )
+    return figure

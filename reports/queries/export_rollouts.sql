@@ -1,30 +1,24 @@
--- `obs export buckets`: every rollout of the run's iteration with its reward
--- and its problem's bucket under $strategy, in the problems' order. The
+-- `obs export buckets`: every rollout of the run's iteration with its reward,
+-- keyed by its problem (the key export_problems.sql gives it), in the problems'
+-- order; the export adds each problem's bucket from export_problems' rows. The
 -- rollouts' texts are read from staging (stg_rollouts, a view over the lake):
 -- no mart copies them (docs/architecture.md, "The read layer").
 select
-    stg_rollouts.data_idx,
-    stg_rollouts.sample_idx,
-    stg_rollouts.prompt_hash,
+    data_idx,
+    sample_idx,
+    prompt_hash,
     case
-        when $by_data_idx then cast(stg_rollouts.data_idx as varchar)
-        else stg_rollouts.prompt_hash
+        when $by_data_idx then cast(data_idx as varchar)
+        else prompt_hash
     end as problem,
-    stg_rollouts.iteration,
-    stg_rollouts.prompt,
-    stg_rollouts.response,
-    stg_rollouts.score as reward,
-    buckets.bucket,
-    stg_rollouts.extra
+    iteration,
+    prompt,
+    response,
+    score as reward,
+    extra
 from stg_rollouts
-inner join fct_difficulty_buckets as buckets
-    on
-        stg_rollouts.run_id = buckets.run_id
-        and stg_rollouts.iteration = buckets.iteration
-        and stg_rollouts.prompt_hash = buckets.prompt_hash
-        and buckets.strategy = $strategy
-where stg_rollouts.run_id = $run and stg_rollouts.iteration = $iteration
+where run_id = $run and iteration = $iteration
 order by  -- noqa: AM06
-    case when $by_data_idx then stg_rollouts.data_idx end asc,
-    case when not $by_data_idx then stg_rollouts.prompt_hash end asc,
-    stg_rollouts.sample_idx asc
+    case when $by_data_idx then data_idx end asc,
+    case when not $by_data_idx then prompt_hash end asc,
+    sample_idx asc

@@ -43,36 +43,15 @@ learning as (
     group by 1
 ),
 
-judged as (
-    -- the held-out metric reward hacking is judged against (eval_accuracy or
-    -- the var performance_metric)
+held_out as (
+    -- the held-out metric shown first (rpt_run_held_out)
     select
         run_id,
-        performance_metric
-    from fct_reward_hacking
-    where
-        list_contains($runs, run_id)
-        and scope = 'run'
-        and reward_function is null
-        and verdict <> 'no_performance_metric'
-),
-
-held_out as (
-    -- that metric, else (a run without reward data) its eval_accuracy, first
-    -- and last: shown first
-    select
-        history.run_id,
-        history.metric as held_out_metric,
-        history.first as held_out_first,
-        history.last as held_out_last
-    from fct_metric_summary as history
-    left join judged on history.run_id = judged.run_id
-    where
-        list_contains($runs, history.run_id)
-        and (
-            history.metric = judged.performance_metric
-            or (judged.run_id is null and history.canonical_metric = 'eval_accuracy')
-        )
+        held_out_metric,
+        held_out_first,
+        held_out_last
+    from rpt_run_held_out
+    where list_contains($runs, run_id)
 )
 
 select

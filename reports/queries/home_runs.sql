@@ -46,33 +46,6 @@ reward_runs as (
     select distinct run_id from fct_reward_steps
 ),
 
--- the held-out metric reward hacking is judged against (eval_accuracy or the
--- var performance_metric), else (a run without reward data) its
--- eval_accuracy, first and last: shown first among the numbers
-judged as (
-    select
-        run_id,
-        performance_metric
-    from fct_reward_hacking
-    where
-        scope = 'run'
-        and reward_function is null
-        and verdict <> 'no_performance_metric'
-),
-
-held_out as (
-    select
-        history.run_id,
-        history.metric as held_out_metric,
-        history.first as held_out_first,
-        history.last as held_out_last
-    from fct_metric_summary as history
-    left join judged on history.run_id = judged.run_id
-    where
-        history.metric = judged.performance_metric
-        or (judged.run_id is null and history.canonical_metric = 'eval_accuracy')
-),
-
 agent_runs as (
     select run_id from fct_eval_steps
     union
@@ -123,6 +96,7 @@ left join tracker_runs on run_ids.run_id = tracker_runs.run_id
 left join findings on run_ids.run_id = findings.run_id
 left join alerts on run_ids.run_id = alerts.run_id
 left join reward_runs on run_ids.run_id = reward_runs.run_id
-left join held_out on run_ids.run_id = held_out.run_id
+-- the held-out metric shown first among the numbers
+left join rpt_run_held_out as held_out on run_ids.run_id = held_out.run_id
 left join agent_run_ids on run_ids.run_id = agent_run_ids.run_id
 order by 1

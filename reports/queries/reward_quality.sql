@@ -1,4 +1,5 @@
--- One row per run: the reward quality score, its four parts and the advice.
+-- One row per run: the reward quality score, its four parts and the advice
+-- (the rewards page's quality tab, and `obs rewards` for one run).
 select
     run_id,
     basis,

@@ -428,7 +428,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_every_dashboard_tab_draws_its_registry_charts(demo: dict[str, Path]) -> None:
     """The static dashboards' charts, one tab at a time, from the same registry entries."""
     from obs.reports import charts as registry
-    from obs.serve.dashboards import slug
+    from obs.reports.boards import slug
 
     pages = [
         ("/runs/demo", registry.TRAINING),

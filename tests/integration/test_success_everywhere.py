@@ -49,8 +49,7 @@ import duckdb
 import numpy as np
 import pytest
 from click.testing import Result
-from obs.reports import TrainingDashboard
-from obs.serve import dashboards, pages
+from obs.reports import TrainingDashboard, boards, served
 
 from tests.conftest import prompt_hash, run_cli
 
@@ -173,9 +172,9 @@ class Run:
         con = duckdb.connect(str(self.warehouse), read_only=True)
         try:
             built.queries = {name: con.execute(sql).fetchall() for name, sql in QUERIES.items()}
-            board = dashboards.training(con, {"run_id": "math", "has_rollouts": True}, None)
+            board = boards.training(con, {"run_id": "math", "has_rollouts": True}, None)
             built.tiles = dict(board.tiles)
-            page = pages.prompt_page(con, "math", prompt_hash(PROMPTS["S"]), None, 1)
+            page = served.prompt_page(con, "math", prompt_hash(PROMPTS["S"]), None, 1)
             assert page is not None
             [rate] = [t for t in page.figure.data if t.name == "success rate"]
             built.prompt_page = list(rate.y)

@@ -1,4 +1,6 @@
-"""What each page shows, read from the warehouse: plain data for the templates and figures.
+"""What the served pages beside the dashboards show (the runs list, a prompt's page,
+the findings and alerts, a rollout's response), read from the warehouse: plain data
+for ``obs serve``'s templates, and the prompt's figure (``figures.prompts``).
 
 Every value from a URL reaches SQL as a bound parameter (``$run``,
 ``$prompt_hash``), never as text of the query; a run or prompt the
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import plotly.graph_objects as go
-from obs.reports.figures.base import whole_ticks
+from obs.reports.figures.prompts import prompt_trajectory
 from obs.reports.sql import query_row, query_rows
 
 # A prompt's rollouts are shown this many at a time, each response up to SHOWN characters
@@ -68,63 +70,9 @@ def prompt_page(
         page_size=PAGE_SIZE,
         offset=(page - 1) * PAGE_SIZE,
     )
-    return PromptPage(found[0], iterations, chosen, rollouts, page, pages, _trajectory(iterations))
-
-
-def _trajectory(iterations: list[dict[str, Any]]) -> go.Figure:
-    """The prompt's mean score (with its min-max band) and the share of its rollouts that
-    succeed under the build's success rule (var success, as every count) by iteration."""
-    x = [r["iteration"] for r in iterations]
-    figure = go.Figure()
-    figure.add_trace(
-        go.Scatter(
-            x=x + x[::-1],
-            y=[r["max_score"] for r in iterations] + [r["min_score"] for r in iterations][::-1],
-            fill="toself",
-            line={"width": 0},
-            fillcolor="rgba(31, 119, 180, 0.15)",
-            hoverinfo="skip",
-            name="min to max",
-        )
+    return PromptPage(
+        found[0], iterations, chosen, rollouts, page, pages, prompt_trajectory(iterations)
     )
-    figure.add_trace(
-        go.Scatter(
-            x=x, y=[r["mean_score"] for r in iterations], name="mean score", mode="lines+markers"
-        )
-    )
-    if any(r["success_rate"] is not None for r in iterations):
-        figure.add_trace(
-            go.Scatter(
-                x=x,
-                y=[r["success_rate"] for r in iterations],
-                name="success rate",
-                mode="lines+markers",
-                yaxis="y2",
-            )
-        )
-    figure.update_layout(
-        title="Score and success rate by iteration",
-        xaxis={"title": "iteration", **whole_ticks(x, each=25)},
-        yaxis={"title": "score"},
-        # a share: always 0 to 1, whatever the points (zoom and autoscale leave it)
-        yaxis2={
-            "title": "success rate",
-            "overlaying": "y",
-            "side": "right",
-            "range": [0, 1],
-            "autorange": False,
-            "fixedrange": True,
-            "showgrid": False,
-            # its own ticks (Plotly would otherwise place them at the score axis' gridlines)
-            "tickmode": "array",
-            "tickvals": [0, 0.25, 0.5, 0.75, 1],
-            "tickformat": ".2f",
-        },
-        legend={"orientation": "h"},
-        margin={"t": 50, "l": 50, "r": 50, "b": 40},
-        height=320,
-    )
-    return figure
 
 
 def findings(con: Any, run_id: str | None = None) -> list[dict[str, Any]]:
