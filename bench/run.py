@@ -151,6 +151,8 @@ test failing, say) keeps its time but its goals read "FAILED".
     python bench/run.py --no-nodes --no-serve --no-histories --reward-rows 0 \
         --growth --growth-rows 1000000 5000000 --spark   # DuckDB against local Spark
     python bench/run.py --only-histories      # the run-history stages alone (~1.5 min)
+    python bench/run.py --out /tmp/head --beside /tmp/base   # beside another commit's run
+                                              # (bench/beside.py: both in one session)
 """
 
 from __future__ import annotations
@@ -164,6 +166,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import beside  # bench/beside.py
 import duckdb
 import histories  # bench/histories.py (the script's folder is on sys.path)
 import nodes  # bench/nodes.py
@@ -943,6 +946,11 @@ def main() -> None:
         help="run only the run-history stages (figures in results-histories.json)",
     )
     parser.add_argument("--out", type=Path, default=HERE / "out")
+    parser.add_argument(
+        "--beside",
+        type=Path,
+        help="another commit's --out folder from this session: print its figures beside these",
+    )
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     if args.large and not args.build_rows:
@@ -1402,6 +1410,7 @@ def main() -> None:
         "render": {"dashboard_bytes": dashboard.stat().st_size if dashboard.exists() else None},
         "watch": watched,
         "serve": served,
+        "slowest_nodes": beside.slowest_nodes(out),
         "fixed_cost_seconds": nothing.seconds,
         "build_again_seconds": again.seconds,
         "nodes": {
@@ -1438,6 +1447,9 @@ def main() -> None:
         "load_average": {"start": load_before, "end": load_after},
     }
     (out / "results.json").write_text(json.dumps(results, indent=2, default=str))
+    if args.beside:
+        print()
+        print(beside.report(out, args.beside.resolve()))
 
 
 if __name__ == "__main__":

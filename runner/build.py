@@ -86,6 +86,7 @@ class BuildSummary:
     tests_warned: int = 0
     engine: str = "obs"  # "obs": obs's executor; "dbt": dbt build
     seconds: float = 0.0
+    unit_tests_passed: int = 0  # with unit_tests (dbt builds them)
 
 
 def build(
@@ -166,7 +167,11 @@ def _dbt_build(dbt: Dbt, dbt_args: Sequence[str], unit_tests: bool, started: flo
             result.failures,
         )
     return BuildSummary(
-        max(result.models_run, 1), engine="dbt", seconds=time.perf_counter() - started
+        max(result.models_run, 1),
+        result.tests_passed,
+        engine="dbt",
+        seconds=time.perf_counter() - started,
+        unit_tests_passed=result.unit_tests_passed,
     )
 
 

@@ -283,6 +283,9 @@ class BuildResult:
     failures: tuple[str, ...] = ()
     # Models that ran (built, not skipped).
     models_run: int = 0
+    # Data tests and unit tests that passed.
+    tests_passed: int = 0
+    unit_tests_passed: int = 0
 
 
 @dataclass
@@ -381,7 +384,7 @@ class Dbt:
         return self._summarise(command, result)
 
     def _summarise(self, command: str, result: Any) -> BuildResult:
-        passed = failed = skipped = models_run = 0
+        passed = failed = skipped = models_run = tests_passed = unit_tests_passed = 0
         broken: list[tuple[str, Any]] = []
         nodes = getattr(result.result, "results", None) or []
         for node in nodes:
@@ -391,7 +394,10 @@ class Dbt:
                 continue  # the on-run-start hook (create_lake_tables): no model, no test
             if status in {"success", "pass"}:
                 passed += 1
-                models_run += str(kind).lower().endswith("model")
+                kind = str(kind).lower()
+                models_run += kind.endswith("model")
+                unit_tests_passed += kind.endswith("unit_test")
+                tests_passed += kind.endswith("test") and not kind.endswith("unit_test")
             elif status in {"error", "fail", "runtime error"}:
                 failed += 1
                 broken.append((status, node))
@@ -406,7 +412,14 @@ class Dbt:
             raise DbtError(f"dbt {command} failed: {message}")
         failures = tuple(line for status, node in broken for line in self._describe(node))
         return BuildResult(
-            bool(result.success), passed, failed, skipped, failures, models_run=models_run
+            bool(result.success),
+            passed,
+            failed,
+            skipped,
+            failures,
+            models_run=models_run,
+            tests_passed=tests_passed,
+            unit_tests_passed=unit_tests_passed,
         )
 
     def _describe(self, node_result: Any) -> list[str]:

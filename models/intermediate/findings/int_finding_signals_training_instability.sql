@@ -96,8 +96,10 @@ instability_non_finite as (
         step,
         3 as severity_rank,
         cast(1e9 as double) as strength,
-        canonical_metric || ' was ' || cast(value as string) || ' at step ' || step
-            as phrase,
+        {# written as Python prints it (nan, inf, -inf), on either engine #}
+        canonical_metric || ' was '
+        || case when isnan(value) then 'nan' when value > 0 then 'inf' else '-inf' end
+        || ' at step ' || step as phrase,
         {{ key_value_list([
             ("canonical_metric || '_non_finite_step'", 'cast(step as double)'),
         ]) }}
