@@ -268,12 +268,13 @@ def test_spark_builds_the_duckdb_marts_cold_and_incrementally(
 
 def _ported_unit_tests() -> list[str]:
     """The dbt unit tests of the models that build on Spark (dbt leaves out the unit tests
-    of a disabled model)."""
+    of a disabled model, and a unit test disabled on Spark: its config says why)."""
     ported = set(_models()) - NOT_PORTED
     found = []
     for path in sorted((ROOT / "models").rglob("*.yml")):
         for test in (yaml.safe_load(path.read_text()) or {}).get("unit_tests") or []:
-            if test["model"] in ported:
+            enabled = str((test.get("config") or {}).get("enabled", ""))
+            if test["model"] in ported and "target.type != 'spark'" not in enabled:
                 found.append(test["name"])
     return found
 

@@ -36,11 +36,11 @@
     {%- set x = 'case when ' ~ is_finite(feature) ~ ' then ' ~ feature ~ ' else 0.0 end' -%}
     {%- do start.update({'s' ~ loop.index0: '(' ~ x ~ ' - avg(' ~ x ~ ') ' ~ by_group
         ~ ') / coalesce(nullif(stddev_pop(' ~ x ~ ') ' ~ by_group ~ ', 0), 1.0)'}) -%}
-    {%- if loop.first -%}
-        {%- do start.update({'label': 'cast(ntile(' ~ k ~ ') over (partition by run_id, iteration'
-            ~ ' order by ' ~ x ~ ', prompt_hash) - 1 as int)', 'previous': '-1'}) -%}
-    {%- endif -%}
+    {%- if loop.first %}{% set ns.order = x %}{% endif -%}
 {%- endfor -%}
+{#- (the fields in the order a step writes them: Spark compares structs by it) -#}
+{%- do start.update({'label': 'cast(ntile(' ~ k ~ ') over (partition by run_id, iteration'
+    ~ ' order by ' ~ ns.order ~ ', prompt_hash) - 1 as int)', 'previous': 'cast(-1 as int)'}) -%}
 with
 
 int_prompt_iteration as (
