@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 DEV_STAMP := $(VENV)/.dev-stamp
 WANDB_WRITERS := 0.19.11 0.31.0
 
-.PHONY: install dev spark browser demo test test-suite test-spark test-fast lint typecheck exposures bench clean
+.PHONY: install dev wheel spark browser demo test test-suite test-spark test-fast lint typecheck exposures bench clean
 
 # What running obs needs (obs, its engines, the serve extra): about 700 MB, and the
 # project compiled for obs's executor into the per-user cache. The stamps are rebuilt
@@ -21,6 +21,14 @@ $(STAMP): pyproject.toml
 	# the plan obs's executor runs, compiled now (about 10 s) so the first build does not wait
 	$(BIN)/obs build --compile-only
 	touch $(STAMP)
+
+# The wheel (dist/obs_warehouse-*.whl), with the plan obs's executor runs compiled into
+# it (setup.py; about 10 s): built in this environment, where dbt can be imported, so the
+# first build after a `pip install` of it does not wait either.
+wheel: $(STAMP)
+	rm -rf build
+	$(BIN)/python -m pip wheel --quiet --no-deps --no-build-isolation -w dist .
+	rm -rf build
 
 # The test toolchain on top: pytest, the linters, the tracker writers the tests write
 # files with (torch, transformers, W&B, TensorBoard, MLflow), Playwright, kaleido.

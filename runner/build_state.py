@@ -118,7 +118,12 @@ def project_fingerprint(extra_args: Sequence[str]) -> str:
     root = project_dir()
     files = [root / name for name in PROJECT_FILES]
     for part in PROJECT_PARTS:
-        files.extend(sorted(p for p in (root / part).rglob("*") if p.is_file()))
+        # (bytecode an install writes beside a Python model is no project file)
+        files.extend(
+            sorted(
+                p for p in (root / part).rglob("*") if p.is_file() and "__pycache__" not in p.parts
+            )
+        )
     for path in files:
         if path.is_file():
             digest.update(str(path.relative_to(root)).encode() + b"\0")

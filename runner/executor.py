@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from obs.core.lake_layout import TIME_FOLDER, part_time_literal, run_of
-from obs.runner.dbt import FAILURE_ROWS
+from obs.runner.dbt import FAILURE_ROWS, project_dir
 from obs.runner.plan import DATABASE_PLACEHOLDER, LAKE_PLACEHOLDER, CompiledPlan, Node
 
 log = logging.getLogger(__name__)
@@ -343,7 +343,8 @@ class Executor:
         )
         self.con.execute(
             f"create or replace table {relation} as select {casts} from read_csv("
-            f"{quote_text(node.seed_path or '')}, header = true, columns = {{{columns}}}, "
+            f"{quote_text(str(project_dir() / (node.seed_path or '')))}, header = true, "
+            f"columns = {{{columns}}}, "
             "auto_detect = false, quote = '\"', escape = '\"')"
         )
 

@@ -174,7 +174,7 @@ def _plan_nodes(
         elif kind == "test":
             _test(node, config)
         else:
-            _seed(node, config, Path(item["root_path"]) / item["original_file_path"])
+            _seed(node, config, Path(item["root_path"]), str(item["original_file_path"]))
         nodes[uid] = node
     return nodes, sorted(lake_tables)
 
@@ -206,13 +206,15 @@ def _test(node: Node, config: dict[str, Any]) -> None:
     node.limit = config.get("limit")
 
 
-def _seed(node: Node, config: dict[str, Any], path: Path) -> None:
+def _seed(node: Node, config: dict[str, Any], root: Path, path: str) -> None:
+    """A seed's columns and its file, named relative to the project folder (a plan
+    compiled in one copy of the project runs in another: a wheel's)."""
     types = dict(config.get("column_types") or {})
-    header = path.read_text(encoding="utf-8").splitlines()[0].split(",")
+    header = (root / path).read_text(encoding="utf-8").splitlines()[0].split(",")
     missing = [name for name in header if name not in types]
     if missing or config.get("quote_columns") or config.get("delimiter", ",") != ",":
         raise PlanUnsupported(f"{node.name}: a seed without column_types for {missing}")
-    node.seed_path = str(path)
+    node.seed_path = Path(path).as_posix()
     node.seed_columns = [[name, str(types[name])] for name in header]
 
 

@@ -8,15 +8,21 @@ incremental one. The result is one JSON file: per node its kind, its
 materialization and keys, its parents, and its SQL with two placeholders
 (the lake's path and the warehouse's database name) that the executor
 replaces. It depends only on the project's files and the dbt arguments that
-change what a build produces, so it is kept in the per-user cache under
-their fingerprint and compiled again only when either changes.
+change what a build produces (and dbt's release), never on the project's
+folder (seed files are named relative to it), so it is kept in the per-user
+cache under their fingerprint and compiled again only when either changes.
+A wheel ships the plan of its own project (``COMPILED_PLAN``, written when the
+wheel is built: ``setup.py``), so the first build after a ``pip install``
+finds it as a later build finds the cached one.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.metadata
 import json
+import logging
 import os
 import sys
 import tempfile
@@ -27,15 +33,22 @@ from typing import Any
 
 from obs.runner.dbt import environment, project_dir
 
+logger = logging.getLogger(__name__)
+
 # The plan's format: a plan written by another format is compiled again. 3: plans
 # compiled since the partial parse is kept per project folder (one compiled from another
 # copy's parse could read that copy's seed files). 4: a model's sql_header and hooks.
-PLAN_FORMAT = 4
+# 5: seed files relative to the project folder, which left the fingerprint.
+PLAN_FORMAT = 5
 # Stand-ins compiled into the SQL, replaced when the plan runs.
 LAKE_PLACEHOLDER = "/__obs_plan_lake__"
 DATABASE_PLACEHOLDER = "__obs_plan_db__"
 # Plans kept in the per-user cache (one per project version and vars).
 PLAN_CACHE_FILES = 8
+# The plan a wheel ships for its own project and no vars (absent from a checkout).
+COMPILED_PLAN = Path(__file__).with_name("compiled-plan.json")
+# The releases the plan's SQL was compiled by.
+COMPILERS = ("dbt-core", "dbt-duckdb")
 # What the executor runs itself; any other node sends the build to dbt.
 MATERIALIZATIONS = {"view", "table", "incremental", "seed", "test"}
 # dbt arguments the plan can be compiled under; any other goes to dbt.
@@ -72,7 +85,7 @@ class Node:
     warn_if: str = "!= 0"
     error_if: str = "!= 0"
     limit: int | None = None
-    # seeds
+    # seeds: the CSV file, relative to the project folder
     seed_path: str | None = None
     seed_columns: list[list[str]] = field(default_factory=list)
     # models: statements run before the model's (config sql_header) and hooks around it
@@ -159,25 +172,34 @@ def cache_dir() -> Path:
 
 
 def plan_fingerprint(args: Sequence[str]) -> str:
-    """The project's files, the plan's arguments, the format and the project's folder."""
+    """The project's files (their contents and paths inside the project, not its folder),
+    the plan's arguments, the format and the dbt releases that compile it."""
     from obs.runner import build_state
 
     digest = hashlib.sha1(build_state.project_fingerprint(args).encode())
-    digest.update(f"\0{PLAN_FORMAT}\0{project_dir().resolve()}".encode())
+    digest.update(f"\0{PLAN_FORMAT}".encode())
+    for name in COMPILERS:
+        try:
+            release = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            release = ""
+        digest.update(f"\0{name}={release}".encode())
     return digest.hexdigest()
 
 
 def load(fingerprint: str) -> CompiledPlan | None:
-    """The cached plan of this fingerprint, if any."""
+    """The plan of this fingerprint in the per-user cache, else the one the package
+    ships (when it is this fingerprint's), if any."""
     path = cache_dir() / f"{fingerprint}.json"
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    if data.get("format") != PLAN_FORMAT or data.get("fingerprint") != fingerprint:
-        return None
-    with contextlib.suppress(OSError):
-        os.utime(path)
+    data = _read(path, fingerprint)
+    if data is not None:
+        with contextlib.suppress(OSError):
+            os.utime(path)
+    else:
+        data = _read(COMPILED_PLAN, fingerprint)
+        if data is None:
+            return None
+        logger.debug("the plan shipped with obs: %s", COMPILED_PLAN)
     if data.get("unsupported"):
         # compiled before: the executor does not run this project version
         raise PlanUnsupported(str(data["unsupported"]))
@@ -185,14 +207,41 @@ def load(fingerprint: str) -> CompiledPlan | None:
     return CompiledPlan(fingerprint, nodes, list(data["lake_tables"]))
 
 
+def _read(path: Path, fingerprint: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    if data.get("format") != PLAN_FORMAT or data.get("fingerprint") != fingerprint:
+        return None
+    return data
+
+
 def save(plan: CompiledPlan) -> None:
-    _write(
-        plan.fingerprint,
-        {
-            "lake_tables": plan.lake_tables,
-            "nodes": {uid: node.record() for uid, node in plan.nodes.items()},
-        },
-    )
+    _write(plan.fingerprint, _body(plan))
+
+
+def _body(plan: CompiledPlan) -> dict[str, Any]:
+    return {
+        "lake_tables": plan.lake_tables,
+        "nodes": {uid: node.record() for uid, node in plan.nodes.items()},
+    }
+
+
+def ship(destination: Path) -> CompiledPlan:
+    """Compile the plan of the project (no vars: a plain ``obs build``) into
+    ``destination``: a wheel's ``COMPILED_PLAN``, written when it is built. Raises
+    PlanUnsupported when the executor would not run the project."""
+    from obs.runner.dbt import path_free_profile
+
+    path_free_profile()
+    fingerprint = plan_fingerprint([])
+    plan = compile_plan([], fingerprint)
+    data = {"format": PLAN_FORMAT, "fingerprint": fingerprint, **_body(plan)}
+    destination.write_text(json.dumps(data))
+    return plan
 
 
 def save_unsupported(fingerprint: str, reason: str) -> None:

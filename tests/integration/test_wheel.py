@@ -1,4 +1,5 @@
-"""obs as a package: a wheel installed outside the checkout runs `obs demo` from an empty folder.
+"""obs as a package: a wheel installed outside the checkout runs `obs demo` from an empty folder,
+and its first build finds the plan obs's executor runs in the wheel instead of compiling it.
 
 The wheel is built from this checkout and installed with ``--no-deps`` into a
 fresh virtual environment; the dependencies are borrowed from the
@@ -11,11 +12,13 @@ must write nothing into it.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import subprocess
 import sys
 import sysconfig
+import time
 import zipfile
 from pathlib import Path
 
@@ -73,6 +76,8 @@ def test_a_wheel_installed_outside_the_checkout_runs_the_demo(tmp_path: Path) ->
         "obs/reports/templates/dashboard.html",
         "obs/reports/queries/header.sql",
         "obs/runner/dbt.py",
+        # compiled when the wheel was built (setup.py)
+        "obs/runner/compiled-plan.json",
         "obs/serve/app.py",
         "obs/reports/queries/home_runs.sql",
         "obs/serve/templates/home.html",
@@ -83,6 +88,7 @@ def test_a_wheel_installed_outside_the_checkout_runs_the_demo(tmp_path: Path) ->
         n
         for n in names
         if n.startswith(("obs/project/tests/", "obs/project/ingest/", "obs/project/runner/"))
+        or n == "obs/project/setup.py"
     ]
     # kaleido (PNG export only) is the `png` extra, not a dependency of every install
     [metadata] = [n for n in names if n.endswith(".dist-info/METADATA")]
@@ -111,6 +117,7 @@ def test_a_wheel_installed_outside_the_checkout_runs_the_demo(tmp_path: Path) ->
     _read_only(purelib / "obs")
     before = _listing(purelib / "obs")
     try:
+        _first_build(tmp_path, python, venv)
         _demo(tmp_path, python, venv, purelib)
         # nothing written into the package (a write would also have failed: it is read-only)
         assert _listing(purelib / "obs") == before
@@ -125,6 +132,36 @@ def _listing(folder: Path) -> dict[str, int]:
         for p in folder.rglob("*")
         if "__pycache__" not in p.parts
     }
+
+
+def _first_build(tmp_path: Path, python: Path, venv: Path) -> None:
+    """The first build after the install runs the shipped plan: nothing compiled, nothing
+    written into the (empty) per-user cache; then a later cold build (a new warehouse)."""
+    work = tmp_path / "first"
+    work.mkdir()
+    cache = tmp_path / "cache"
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    for name in ("OBS_WAREHOUSE", "OBS_LAKE", "OBS_PROJECT"):
+        env.pop(name, None)
+    write = (
+        "import sys; from pathlib import Path; "
+        "from obs.demo.rollouts import DemoSpec, write_demo_run; "
+        "write_demo_run(Path(sys.argv[1]), DemoSpec(prompts=12, iterations=3, seed=3))"
+    )
+    _run([str(python), "-c", write, "dumps"], cwd=work, env=env)
+    obs = str(venv / "bin" / "obs")
+    _run([obs, "--lake", "lake", "--warehouse", "w0.duckdb", "ingest", "rollouts", "dumps",
+          "--run", "p", "-q"], cwd=work, env=env)  # fmt: skip
+    seconds = []
+    for warehouse in ("first.duckdb", "later.duckdb"):
+        started = time.perf_counter()
+        out = _run([obs, "--lake", "lake", "--warehouse", warehouse, "build"], cwd=work, env=env)
+        seconds.append(time.perf_counter() - started)
+        assert "compiling the project" not in out, out
+        assert re.search(r"built \d+ models, \d+ data tests passed", out), out
+        # the plan was the package's: none compiled into the cache
+        assert not list(cache.glob("obs/plan/*.json"))
+    print(f"first build after the install {seconds[0]:.1f} s, later cold build {seconds[1]:.1f} s")
 
 
 def _demo(tmp_path: Path, python: Path, venv: Path, purelib: Path) -> None:
@@ -151,6 +188,6 @@ def _demo(tmp_path: Path, python: Path, venv: Path, purelib: Path) -> None:
     ):
         assert (empty / made).exists(), made
     # the build's state sits beside the warehouse, never in the package; the
-    # plan obs's executor runs was compiled into the user's cache
+    # plan obs's executor runs was the package's (none compiled into the user's cache)
     assert (empty / "warehouse" / "obs.duckdb.dbt" / "build-state.json").is_file()
-    assert list((tmp_path / "cache" / "obs" / "plan").glob("*.json"))
+    assert not list((tmp_path / "cache").glob("obs/plan/*.json"))
