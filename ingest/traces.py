@@ -502,7 +502,9 @@ def token_arrays(rollout: TraceRollout, index: int) -> dict[str, Any] | None:
         for name in SAMPLED_ARRAYS:
             value = node.get(name)
             values = number_array(f"{where}.{name}", [] if value is None else value)
-            if value is not None:
+            # verifiers writes logprobs [] on every input node; the others are left
+            # out until assigned: a column is null when no node of the branch has any
+            if len(values) if name == "logprobs" else value is not None:
                 given[name] = True
             if len(values) and len(values) != count:
                 raise RowError(
@@ -526,9 +528,8 @@ def token_arrays(rollout: TraceRollout, index: int) -> dict[str, Any] | None:
     if width:
         out["token_ids"] = np.concatenate(ids)
         out["loss_mask"] = np.concatenate(masks)
-        logged = {"logprobs": any(bool(node.get("logprobs")) for _, node in rollout.branch)}
         for name, column in SAMPLED_ARRAYS.items():
-            if logged.get(name, given[name]):
+            if given[name]:
                 out[column] = np.concatenate(sampled[name])
     return out
 

@@ -140,3 +140,25 @@ def test_policy_lag_equals_the_files(tmp_path: Path) -> None:
         )
     assert rows == expected
     assert [(r[0], r[3], r[4]) for r in rows] == [(0, 0, 0), (4, 3, 1)]  # planted at step 4
+
+
+def test_an_engine_without_logprobs_and_a_frozen_policy_land_nulls(tmp_path: Path) -> None:
+    """A client that returned no logprobs writes [] on every node: the column is null,
+    not zeros; frozen-policy work has no run.work.policy: the span is null."""
+    run_dir = tmp_path / "outputs" / "prime-frozen"
+    written = write_tool_run(run_dir)[1]
+    for record in written:
+        del record["run"]["work"]["policy"]
+        for n in record["traces"][0]["nodes"]:
+            n["logprobs"] = []
+    shutil.rmtree(run_dir / "rollouts")
+    write_traces(run_dir, 1, written, subset="effective")
+    lake = tmp_path / "lake"
+    result = ingest_rollouts(run_dir, lake=lake, workers=1)
+    assert (result.rows_landed, result.companion_rows) == (3, 3)
+    rows = lake_query(
+        lake,
+        "rollout_tokens",
+        "select rollout_logprobs, policy_start, policy_end, len(advantages), len(token_ids) from t",
+    )
+    assert rows == [(None, None, None, 28, 28)] * 3
