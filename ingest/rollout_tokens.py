@@ -51,7 +51,7 @@ def take_arrays(row: dict[str, Any]) -> dict[str, Any]:
     return {name: row.pop(name) for name in TOKEN_ARRAYS if name in row}
 
 
-def _array(name: str, value: object) -> np.ndarray:
+def number_array(name: str, value: object) -> np.ndarray:
     """A list of finite numbers within +-1e100 as a numpy array (the loss mask may
     hold true/false too); else RowError."""
     if not isinstance(value, list):
@@ -91,7 +91,7 @@ def token_row(arrays: dict[str, Any], row: dict[str, Any]) -> dict[str, Any] | N
     given = {name: value for name, value in arrays.items() if value is not None}
     if not given:
         return None
-    checked = {name: _array(name, value) for name, value in given.items()}
+    checked = {name: number_array(name, value) for name, value in given.items()}
     lengths = {name: len(array) for name, array in checked.items()}
     if len(set(lengths.values())) > 1:
         shown = ", ".join(f"{name} {count}" for name, count in lengths.items())
@@ -132,17 +132,17 @@ def token_row(arrays: dict[str, Any], row: dict[str, Any]) -> dict[str, Any] | N
             out[column] = array[:length].astype(np.float64)
     out["sample_loss_mask"] = as_double("sample_loss_mask", row.get("sample_loss_mask"))
     out["sequence_tokens"] = length
-    return out
+    return out  # NeMo-RL logs no reference logprobs and no policy version: null
 
 
 def to_table(rows: list[dict[str, Any]]) -> pa.Table:
-    """``rollout_tokens`` rows (dicts of every column) as one arrow table."""
+    """``rollout_tokens`` rows (dicts of columns; a column left out is null) as one arrow table."""
     schema = ROLLOUT_TOKEN_TABLE.schema
     if not rows:
         return schema.empty_table()
     arrays = []
     for field in schema:
-        values = [row[field.name] for row in rows]
+        values = [row.get(field.name) for row in rows]
         if pa.types.is_list(field.type):
             arrays.append(_list_array(values, field.type))
         else:

@@ -136,7 +136,7 @@ class RolloutFactory:
         return self.options.reward is None
 
     def __call__(self, source: SourceFile) -> RolloutBuilder:
-        return RolloutBuilder(self.options, tokens=source.format == "nemo")
+        return RolloutBuilder(self.options, tokens=source.format in ("nemo", "traces"))
 
 
 class RolloutBuilder:
@@ -145,7 +145,7 @@ class RolloutBuilder:
     ``sample_idx`` counts from 0 within each (iteration, prompt) group of the
     file; the landing core continues it past what the run already holds.
 
-    ``tokens`` (NeMo-RL's files): a rollout's per-token arrays land in the
+    ``tokens`` (NeMo-RL's files, prime-rl's traces): a rollout's per-token arrays land in the
     companion table ``rollout_tokens`` (``rollout_tokens.py``), keyed as the
     rollout is, never in ``extra``. A line rejected as a rollout lands no
     tokens; a rollout whose arrays cannot land lands without them, its arrays
@@ -264,8 +264,11 @@ class RolloutBuilder:
             raw = record.as_written()
             rejects.append(Reject(record.line, exc.reason, raw, table=ROLLOUT_TOKENS))
             return
-        if tokens is None:
-            return
+        if tokens is not None:
+            self._keep_tokens(tokens, row)
+
+    def _keep_tokens(self, tokens: dict[str, Any], row: tuple[Any, ...]) -> None:
+        """A tokens row, keyed as its landed rollout ``row``."""
         tokens.update(
             iteration=row[0],
             prompt_hash=row[1],
@@ -306,21 +309,39 @@ class RolloutBuilder:
             for rollout in found:
                 out: list[Any] = [None] * _WIDTH
                 out[3] = rollout.data_idx
-                rows.append(
-                    self._finish(
-                        out,
-                        iteration,
-                        rollout.prompt,
-                        rollout.response,
-                        rollout.score,
-                        rollout.rewards,
-                        rollout.extra,
-                        rollout.group_id,
-                        path,
-                        record.line,
-                    )
+                row = self._finish(
+                    out,
+                    iteration,
+                    rollout.prompt,
+                    rollout.response,
+                    rollout.score,
+                    rollout.rewards,
+                    rollout.extra,
+                    rollout.group_id,
+                    path,
+                    record.line,
                 )
+                rows.append(row)
+                if self.companion is not None:
+                    self._add_trace_tokens(row, rollout, record, rejects)
         return rows
+
+    def _add_trace_tokens(
+        self,
+        row: tuple[Any, ...],
+        rollout: traces.TraceRollout,
+        record: Record,
+        rejects: list[Reject],
+    ) -> None:
+        """The landed trace ``row``'s tokens row, or the reject of its arrays."""
+        try:
+            tokens = traces.token_arrays(rollout, rollout.extra["trace_index"])
+        except RowError as exc:
+            raw = record.as_written()
+            rejects.append(Reject(record.line, exc.reason, raw, table=ROLLOUT_TOKENS))
+            return
+        if tokens is not None:
+            self._keep_tokens(tokens, row)
 
     def _trace_iteration(self, source: SourceFile, step: Any) -> int:
         """The step_N of the file's place, else the episode's run.work.step, else --iteration."""

@@ -90,9 +90,11 @@ ROLLOUT_TABLE = TableSpec(
 ROLLOUT_TOKENS = "rollout_tokens"
 
 # What the trainer trained on, per token: one row per rollout whose source logs
-# its token arrays (NeMo-RL's train_data_step{N}.jsonl), keyed as its rollout
-# is (iteration, prompt_hash, sample_idx), every array one element per token of
-# the sequence (prompt and response, the padding after it dropped).
+# its token arrays (NeMo-RL's train_data_step{N}.jsonl, prime-rl's traces),
+# keyed as its rollout is (iteration, prompt_hash, sample_idx), every array one
+# element per token of the sequence (prompt and response, the padding after it
+# dropped). Columns added later (reference_logprobs, policy_start, policy_end)
+# read as null in the parts landed before them (lake_source).
 ROLLOUT_TOKEN_TABLE = TableSpec(
     ROLLOUT_TOKENS,
     (
@@ -114,6 +116,13 @@ ROLLOUT_TOKEN_TABLE = TableSpec(
         Column("advantages", pa.list_(pa.float64()), "per token: the advantage trained with"),
         Column("sample_loss_mask", pa.float64(), "the sample's loss weight (0: not trained on)"),
         Column("sequence_tokens", pa.int64(), "tokens of the sequence before padding"),
+        Column(
+            "reference_logprobs",
+            pa.list_(pa.float64()),
+            "per token: the reference model's logprob of the token (0 where it generated none)",
+        ),
+        Column("policy_start", pa.int64(), "the oldest policy version that generated the rollout"),
+        Column("policy_end", pa.int64(), "the newest policy version that generated the rollout"),
         Column("source_file", pa.string(), "absolute path of the source file"),
         Column("source_line", pa.int64(), "1-based line in the source file"),
     ),

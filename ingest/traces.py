@@ -61,6 +61,34 @@ What lands, and why:
   at all (it failed before any message) has no prompt to land and goes to
   ``_rejects`` with its last error as the reason.
 
+* **Token arrays** (``token_arrays``): the training sample of a trace is a
+  branch's nodes concatenated (verifiers' ``Branch``, which prime-rl's
+  ``trace_to_samples`` turns into one ``TrainingSample`` per branch). Each
+  node carries ``token_ids`` (its delta of the sequence: the template
+  scaffold, then its own tokens) and ``mask`` (per token: sampled by the
+  model, so trained on), both one value per token of the node; ``logprobs``
+  (the rollout engine's), ``advantages`` and ``reference_logprobs`` hold one
+  value per *sampled* token only (``advantages`` and ``reference_logprobs``
+  are left out of the record until the orchestrator assigns them: the ``all``
+  file is written before, ``effective`` after), and are widened to the
+  sequence as ``Branch.spread`` does: each value on its sampled position, 0
+  on every other token. The final branch's arrays (the branch whose text
+  lands) go to ``rollout_tokens``; ``run.work.policy {start, end}`` (the
+  policy versions live while the episode was generated) goes there too. The
+  per-token fields leave the nodes kept in ``extra``: ``token_ids``,
+  ``mask``, ``is_content``, ``logprobs``, ``advantages``,
+  ``reference_logprobs`` and ``loss_weights`` (named streams, one value per
+  token; no column yet). A node whose arrays disagree in length rejects the
+  trace's tokens row only, with the reason; the rollout lands.
+
+Read from PrimeIntellect-ai/verifiers at a60a606ecc4d309247edf9ff92c3eabca362781f
+(``verifiers/v1/graph.py`` MessageNode, ``trace.py`` Branch and Trace,
+``episode.py`` Episode and PolicySpan) and PrimeIntellect-ai/prime-rl at
+559b44772e471d1538537b8805cc77f3824a5e64 (``monitors/file.py``,
+``orchestrator/trajectories.py``). ``calls[].policy`` is no policy version:
+it is verifiers' ``PolicyEvent`` (``code``, ``paths``), a request rewrite,
+and stays in ``extra.calls``.
+
 Nothing here computes analytics: this module only reads records; the
 canonical row rules are ``RolloutBuilder``'s (rollouts.py).
 """
@@ -72,8 +100,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from obs.ingest.readers import RowError
-from obs.ingest.rollout_values import INT64_MAX, INT64_MIN, as_double, kind_of
+from obs.ingest.rollout_tokens import number_array
+from obs.ingest.rollout_values import INT64_MAX, INT64_MIN, as_double, as_int, kind_of
 
 TRACES_FILE = "traces.jsonl"
 ROLLOUTS_FOLDER = "rollouts"
@@ -81,6 +111,22 @@ STEP_FOLDER = re.compile(r"^step_(\d+)$")
 KINDS = ("train", "eval")
 SUBSETS = ("all", "effective")  # the first that exists lands
 WHOLE_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)")
+# A node's per-token fields: they land in rollout_tokens (or nowhere), never in extra.
+NODE_ARRAYS = (
+    "token_ids",
+    "mask",
+    "is_content",
+    "logprobs",
+    "advantages",
+    "reference_logprobs",
+    "loss_weights",
+)
+# Node fields of one value per sampled token -> rollout_tokens column.
+SAMPLED_ARRAYS = {
+    "logprobs": "rollout_logprobs",
+    "advantages": "advantages",
+    "reference_logprobs": "reference_logprobs",
+}
 
 
 # --------------------------------------------------------------------------- where they sit
@@ -167,6 +213,8 @@ class TraceRollout:
     group_id: str | None
     step: Any  # the episode's run.work.step as written (the iteration when the path has none)
     extra: dict[str, Any]
+    branch: list[tuple[int, dict[str, Any]]]  # the final branch's nodes, with their indices
+    policy: Any  # the episode's run.work.policy as written
 
 
 def rollouts_of(record: dict[str, Any], subset: str | None) -> list[TraceRollout]:
@@ -190,13 +238,14 @@ def rollouts_of(record: dict[str, Any], subset: str | None) -> list[TraceRollout
     run = record.get("run")
     work = run.get("work") if isinstance(run, dict) else None
     step = work.get("step") if isinstance(work, dict) else None
+    policy = work.get("policy") if isinstance(work, dict) else None
     rollouts = []
     for index in trained:
         trace = traces[index]
         own = episode
         if "task" in episode and episode["task"] == trace.get("task"):
             own = {key: value for key, value in episode.items() if key != "task"}
-        rollouts.append(_rollout(trace, index, own, group_id, step, subset))
+        rollouts.append(_rollout(trace, index, own, group_id, step, subset, policy))
     untrained = [trace for i, trace in enumerate(traces) if i not in trained]
     if untrained:
         rollouts[0].extra["untrained_traces"] = untrained
@@ -254,11 +303,13 @@ def _rollout(
     group_id: str | None,
     step: Any,
     subset: str | None,
+    policy: Any,
 ) -> TraceRollout:
     nodes = trace.get("nodes")
     if not isinstance(nodes, list):
         raise RowError(f"traces[{index}].nodes must be a list of messages, got {kind_of(nodes)}")
-    branch = _final_branch(nodes, index)
+    path = _final_path(nodes, index)
+    branch = [nodes[k] for k in path]
     split = next((k for k, node in enumerate(branch) if node.get("sampled") is True), len(branch))
     if split == 0:
         what = "no messages" if not branch else "no prompt message before its first sampled one"
@@ -268,6 +319,9 @@ def _rollout(
     response = _transcript(branch[split:], index)
     rewards, weights, score = _rewards(trace.get("rewards"), index)
     extra = {key: value for key, value in trace.items() if key != "rewards"}
+    extra["nodes"] = [
+        {key: value for key, value in node.items() if key not in NODE_ARRAYS} for node in nodes
+    ]
     if weights:
         extra["reward_weights"] = weights
     extra["trace_index"] = index
@@ -284,11 +338,14 @@ def _rollout(
         group_id,
         step,
         extra,
+        [(k, nodes[k]) for k in path],
+        policy,
     )
 
 
-def _final_branch(nodes: list[Any], index: int) -> list[dict[str, Any]]:
-    """The nodes from the root to the last leaf (a node no other node names as parent)."""
+def _final_path(nodes: list[Any], index: int) -> list[int]:
+    """The indices of the nodes from the root to the last leaf (a node no other node
+    names as parent)."""
     parents: list[int | None] = []
     for k, node in enumerate(nodes):
         if not isinstance(node, dict):
@@ -314,7 +371,7 @@ def _final_branch(nodes: list[Any], index: int) -> list[dict[str, Any]]:
         seen.add(at)
         path.append(at)
         at = parents[at]
-    return [nodes[k] for k in reversed(path)]
+    return path[::-1]
 
 
 def _transcript(branch: list[dict[str, Any]], index: int) -> str:
@@ -408,3 +465,85 @@ def _key_index(key: Any) -> int | None:
     else:
         return None
     return number if INT64_MIN <= number <= INT64_MAX else None
+
+
+# --------------------------------------------------------------------------- token arrays
+
+_UNEQUAL_FIX = (
+    "the rollout landed without them (fix the line and ingest the file under a new --run "
+    "to land them)"
+)
+
+
+def token_arrays(rollout: TraceRollout, index: int) -> dict[str, Any] | None:
+    """The ``rollout_tokens`` columns of a trace (identities aside): its final branch's
+    arrays widened to the sequence and its episode's policy span; None when it has
+    neither; RowError when they cannot land (the rollout lands without them)."""
+    start, end = _policy(rollout.policy)
+    ids: list[np.ndarray] = []
+    masks: list[np.ndarray] = []
+    sampled: dict[str, list[np.ndarray]] = {name: [] for name in SAMPLED_ARRAYS}
+    given = dict.fromkeys(SAMPLED_ARRAYS, False)
+    for k, node in rollout.branch:
+        where = f"traces[{index}].nodes[{k}]"
+        tokens = number_array(f"{where}.token_ids", node.get("token_ids", []))
+        if tokens.dtype.kind == "f" and not (tokens == np.floor(tokens)).all():
+            raise RowError(f"field '{where}.token_ids' must hold whole numbers")
+        mask = node.get("mask", [])
+        if not isinstance(mask, list) or not all(isinstance(m, bool) for m in mask):
+            raise RowError(f"field '{where}.mask' must be a list of true/false (one per token)")
+        if len(mask) != len(tokens):
+            raise RowError(
+                f"token arrays of unequal lengths: {where} token_ids {len(tokens)}, mask "
+                f"{len(mask)} (one value per token in each); {_UNEQUAL_FIX}"
+            )
+        on = np.array(mask, dtype=bool)
+        count = int(on.sum())
+        for name in SAMPLED_ARRAYS:
+            value = node.get(name)
+            values = number_array(f"{where}.{name}", [] if value is None else value)
+            # verifiers writes logprobs [] on every input node; the others are left
+            # out until assigned: a column is null when no node of the branch has any
+            if len(values) if name == "logprobs" else value is not None:
+                given[name] = True
+            if len(values) and len(values) != count:
+                raise RowError(
+                    f"token arrays of unequal lengths: {where} {name} {len(values)}, sampled "
+                    f"tokens (mask true) {count} (one value per sampled token); {_UNEQUAL_FIX}"
+                )
+            wide = np.zeros(len(tokens), dtype=np.float64)
+            if len(values):
+                wide[on] = values
+            sampled[name].append(wide)
+        ids.append(tokens.astype(np.int64))
+        masks.append(on)
+    width = sum(len(t) for t in ids)
+    if width == 0 and start is None:
+        return None
+    out: dict[str, Any] = {
+        "sequence_tokens": width,
+        "policy_start": start,
+        "policy_end": end,
+    }
+    if width:
+        out["token_ids"] = np.concatenate(ids)
+        out["loss_mask"] = np.concatenate(masks)
+        for name, column in SAMPLED_ARRAYS.items():
+            if given[name]:
+                out[column] = np.concatenate(sampled[name])
+    return out
+
+
+def _policy(value: Any) -> tuple[int | None, int | None]:
+    """run.work.policy's start and end (None for frozen-policy work)."""
+    if value is None:
+        return None, None
+    if not isinstance(value, dict):
+        raise RowError(f"field 'run.work.policy' must be an object, got {kind_of(value)}")
+    start = as_int("run.work.policy.start", value.get("start"))
+    end = as_int("run.work.policy.end", value.get("end"))
+    if start is None or end is None:
+        raise RowError("field 'run.work.policy' must hold a start and an end")
+    if end < start:
+        raise RowError(f"field 'run.work.policy': end ({end}) is before start ({start})")
+    return start, end

@@ -3,12 +3,13 @@
 ``land_first`` writes and lands: run a's iterations 0..2 and the first half
 of iteration 3's dump, its eval metric, a reward monitor's samples (run m,
 and run a's first steps), two seed-style tracker exports (w0, w1), and a
-multi-turn agent's run g (rollouts, eval logs, console log as g-log), and a
-NeMo-RL run n with token arrays (steps 1, 2 and four lines of step 3).
+multi-turn agent's run g (rollouts, eval logs, console log as g-log), a
+NeMo-RL run n with token arrays (steps 1, 2 and four lines of step 3), and a
+prime-rl run p with token arrays and policy spans (step 0).
 ``land_more`` then lands the rest of iteration 3's dump (a grown file),
 iteration 4, a second run b sharing a's prompts, g's last step, more monitor
 steps for m, one more eval point for a, w1 grown and a new w2, and the rest of
-n (step 3 grown, its samples numbered on; step 4).
+n (step 3 grown, its samples numbered on; step 4), and p's step 1 (lags 0, 1, 1).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from obs.demo.rollouts import DemoSpec, write_demo_run
 
 from tests.conftest import run_cli
 from tests.data.nemo_rl import write_nemo_run
+from tests.data.prime_rl_tokens import write_tool_run
 
 NEMO_LINES_FIRST = 4  # of step 3's six: its second prompt's group is split across ingests
 
@@ -86,6 +88,11 @@ def land_first(tmp_path: Path, base: list) -> GrowingRun:
     nemo_lines = nemo.files[3].read_bytes().splitlines(keepends=True)
     nemo.files[3].write_bytes(b"".join(nemo_lines[:NEMO_LINES_FIRST]))
     run_cli([*base, "ingest", "rollouts", nemo.log_dir, "--run", "n", "-q"])
+    # A prime-rl run p with token arrays and policy spans; its step 1 lands later.
+    prime = tmp_path / "prime" / "p"
+    write_tool_run(prime)
+    (prime / "rollouts" / "step_1").rename(held / "step_1")
+    run_cli([*base, "ingest", "rollouts", prime, "--run", "p", "-q"])
     return GrowingRun(tmp_path, base, lines, nemo_lines)
 
 
@@ -117,3 +124,6 @@ def land_more(grown_run: GrowingRun) -> None:
         grown.write(b"".join(grown_run.nemo_lines[NEMO_LINES_FIRST:]))
     (held / "train_data_step4.jsonl").rename(nemo / "train_data_step4.jsonl")
     run_cli([*base, "ingest", "rollouts", nemo, "--run", "n", "-q"])
+    prime = tmp_path / "prime" / "p"
+    (held / "step_1").rename(prime / "rollouts" / "step_1")
+    run_cli([*base, "ingest", "rollouts", prime, "--run", "p", "-q"])

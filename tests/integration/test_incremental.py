@@ -185,10 +185,12 @@ def test_incremental_build_equals_full_rebuild(tmp_path: Path) -> None:
     # Every model holds rows (an empty table would compare equal trivially).
     assert _empty_tables(full) == []
     rollouts = _positions(full, "select sum(n), count(distinct run_id) from fct_score_distribution")
-    # runs a, b, the agent's g and NeMo-RL's n
-    assert rollouts == [(12 * 5 * 4 + 9 * 3 * 4 + 4 * 3 * 3 + 4 * 6, 4)]
+    # runs a, b, the agent's g, NeMo-RL's n and prime-rl's p
+    assert rollouts == [(12 * 5 * 4 + 9 * 3 * 4 + 4 * 3 * 3 + 4 * 6 + 2 * 3, 5)]
     mismatch = _positions(full, "select step, rollouts from fct_logprob_mismatch order by 1")
     assert mismatch == [(1, 6), (2, 6), (3, 6), (4, 6)]  # step 3 grew: counted whole
+    lag = _positions(full, "select run_id, step, samples, max_lag from fct_policy_lag order by 2")
+    assert lag == [("p", 0, 3, 0), ("p", 1, 3, 1)]  # step 1 landed in the second ingest
     # Run m's eight monitored steps, three samples each; run a's steps are its rollouts'.
     samples = _positions(
         full,

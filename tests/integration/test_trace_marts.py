@@ -43,7 +43,7 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     lake, warehouse = root / "lake", root / "warehouse" / "obs.duckdb"
     base = ["--lake", lake, "--warehouse", warehouse]
     landed = run_cli([*base, "ingest", "rollouts", prime])
-    assert "11 rows landed, 1 rejected" in landed.stdout
+    assert "11 rows and 11 token rows landed, 1 rejected" in landed.stdout
     assert "8 rows landed, 0 rejected" in run_cli([*base, "ingest", "rollouts", verl]).stdout
     assert "6 points landed" in run_cli([*base, "ingest", "metrics", prime]).stdout
     run_cli([*base, "build"])

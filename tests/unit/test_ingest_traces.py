@@ -164,7 +164,16 @@ def test_the_record_is_kept_in_extra(run_dir: Path, lake: Path) -> None:
         "errors": [],
     }
     assert [n["message"]["role"] for n in extra["nodes"]] == ["system", "user", "assistant"]
-    assert extra["nodes"][2]["logprobs"] == [-0.5, -0.5, -0.5]
+    # the per-token fields land in rollout_tokens, not in extra
+    assert all(not {"token_ids", "mask", "logprobs", "is_content"} & set(n) for n in extra["nodes"])
+    [tokens] = lake_query(
+        lake,
+        "rollout_tokens",
+        "select rollout_logprobs, loss_mask, policy_start, policy_end from t "
+        f"where run_id = 'prime-gsm8k' and source_line = {first['source_line']} "
+        f"and source_file = '{first['source_file']}'",
+    )
+    assert tokens == ([0.0] * 6 + [-0.5] * 3, [False] * 6 + [True] * 3, 0, 0)
     assert extra["metrics"] == {"num_turns": 1.0} and extra["ok"] is True
     assert "rewards" not in extra and "group" not in extra["episode"]
 

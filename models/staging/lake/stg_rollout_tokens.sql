@@ -1,6 +1,8 @@
-{# A view over the lake's per-token arrays (NeMo-RL's train_data_step files):
-   names and types, nothing computed. A view, so the arrays are read only by
-   the models that need them, only for the parts they read. #}
+{# A view over the lake's per-token arrays (NeMo-RL's train_data_step files,
+   prime-rl's traces): names and types, nothing computed. A view, so the arrays
+   are read only by the models that need them, only for the parts they read.
+   Parts landed before reference_logprobs and the policy span existed read
+   them as null (lake_source gives every declared column). #}
 with
 
 source as (
@@ -23,8 +25,11 @@ renamed as (
         rollout_logprobs,
         trainer_logprobs,
         advantages,
+        reference_logprobs,
         cast(sample_loss_mask as double) as sample_loss_mask,
         cast(sequence_tokens as bigint) as sequence_tokens,
+        cast(policy_start as bigint) as policy_start,
+        cast(policy_end as bigint) as policy_end,
         cast(source_line as bigint) as source_line,
 
         ---------- booleans
