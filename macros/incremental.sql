@@ -199,7 +199,7 @@ where {{ changed_groups_predicate(lookup or upstream, grain, upstream_time, own_
         constants on the publish time so only new parts are read -#}
     {%- set recent = [] -%}
     {%- for row in held.rows -%}
-        {%- do recent.append(rows_since(upstream_time, _quoted(row[0]), _quoted(row[1])) | trim) -%}
+        {%- do recent.append(rows_since(upstream_time, _quoted(row[0]), _quoted(row[1]), after=true) | trim) -%}
     {%- endfor -%}
     {%- if held.rows | length -%}
         {%- set known = [] -%}
@@ -221,9 +221,11 @@ where {{ changed_groups_predicate(lookup or upstream, grain, upstream_time, own_
 select distinct {{ grain | join(", ") }} from {{ lookup }} where {{ conditions }} order by {{ range(1, grain | length + 1) | join(", ") }}
 {%- endmacro %}
 
-{% macro rows_since(upstream_time, run, time) -%}
-{#- A run's rows published at or after `time` (`run`, `time`: quoted). -#}
-(run_id = {{ run }} and {{ upstream_time }} >= timestamp {{ time }})
+{% macro rows_since(upstream_time, run, time, after=false) -%}
+{#- A run's rows published at or after `time` (`run`, `time`: quoted): the
+    executor's oldest new part; `after`: only after it, dbt's watermark (the
+    newest publish time the model holds, less the look-back window). -#}
+(run_id = {{ run }} and {{ upstream_time }} {{ '>' if after else '>=' }} timestamp {{ time }})
 {%- endmacro %}
 
 {% macro rows_of_run(run) -%}
@@ -342,14 +344,15 @@ select distinct {{ grain | join(", ") }} from {{ lookup }} where {{ conditions }
         {%- if watermark is none -%}
             true
         {%- else -%}
-            {{ published_since(upstream_time, _quoted(watermark)) }}
+            {{ published_since(upstream_time, _quoted(watermark), after=true) }}
         {%- endif -%}
     {%- else -%}
         true
     {%- endif -%}
 {% endmacro %}
 
-{% macro published_since(upstream_time, time) -%}
-{#- The rows published at or after `time` (quoted). -#}
-{{ upstream_time }} >= timestamp {{ time }}
+{% macro published_since(upstream_time, time, after=false) -%}
+{#- The rows published at or after `time` (quoted); `after`: only after it
+    (dbt's watermark, as in rows_since). -#}
+{{ upstream_time }} {{ '>' if after else '>=' }} timestamp {{ time }}
 {%- endmacro %}

@@ -280,10 +280,9 @@ def test_serve_bidirectional_controls_are_marked_in_instructions_and_charts(serv
 
 def test_embedded_json_escapes_every_less_than() -> None:
     import plotly.graph_objects as go
-    from obs.reports.agent_dashboard import _json
-    from obs.reports.page import embed
+    from obs.reports.page import embed, json_data
 
-    block = str(_json({"question": "<!--<script>alert(1)</script>"}))
+    block = str(json_data({"question": "<!--<script>alert(1)</script>"}))
     assert "<" not in block and json.loads(block)["question"] == "<!--<script>alert(1)</script>"
     figure = str(embed(go.Figure(layout={"title": {"text": "<!--<script>"}})))
     assert "<" not in figure and json.loads(figure)["layout"]["title"]["text"] == "<!--<script>"

@@ -47,3 +47,12 @@ def test_texts_differ_in_words_or_in_a_number(duckdb: str, spark: str) -> None:
 
 def test_rounded_text_writes_one_spelling_for_both_engines() -> None:
     assert rounded_text("kl 1e-05, z 3.0") == rounded_text("kl 1.0E-5, z 3") == "kl 1e-05, z 3"
+
+
+def test_a_number_rounded_to_many_places_may_round_one_unit_apart() -> None:
+    # a mean on a rounding boundary, rounded to 8 places on each engine
+    assert texts_agree('{"avg_hit_rate":0.50361287}', '{"avg_hit_rate":0.50361286}', 1e-9)
+    # two units, or a count, or few places: a difference
+    assert not texts_agree('{"avg_hit_rate":0.50361287}', '{"avg_hit_rate":0.50361285}', 1e-9)
+    assert not texts_agree("70 steps", "71 steps", 1e-9)
+    assert not texts_agree("rate 0.125", "rate 0.126", 1e-9)
