@@ -147,9 +147,12 @@ def test_a_copy_of_the_project_reads_its_own_seeds(
     copy's partial parse recorded it, that copy's folder included)."""
     import shutil
 
+    from obs.runner import engine
     from obs.runner.dbt import project_dir
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    # no plan kept in memory by an earlier test: the copies' plan is compiled here
+    monkeypatch.setattr(engine, "_kept", {})
     copies = {}
     for name in ("first", "second"):
         copy = copies[name] = tmp_path / name
