@@ -258,8 +258,19 @@ class RolloutBuilder:
         self, row: tuple[Any, ...], arrays: dict[str, Any], record: Record, rejects: list[Reject]
     ) -> None:
         """The landed rollout ``row``'s tokens row, or the reject of its arrays."""
+        self._tokens_or_reject(lambda: token_row(arrays, record.value), row, record, rejects)
+
+    def _tokens_or_reject(
+        self,
+        make: Callable[[], dict[str, Any] | None],
+        row: tuple[Any, ...],
+        record: Record,
+        rejects: list[Reject],
+    ) -> None:
+        """Keep the tokens row ``make`` gives for the landed ``row`` (none: no arrays), or
+        reject only it, with its reason: the rollout stays landed."""
         try:
-            tokens = token_row(arrays, record.value)
+            tokens = make()
         except RowError as exc:
             raw = record.as_written()
             rejects.append(Reject(record.line, exc.reason, raw, table=ROLLOUT_TOKENS))
@@ -334,14 +345,8 @@ class RolloutBuilder:
         rejects: list[Reject],
     ) -> None:
         """The landed trace ``row``'s tokens row, or the reject of its arrays."""
-        try:
-            tokens = traces.token_arrays(rollout, rollout.extra["trace_index"])
-        except RowError as exc:
-            raw = record.as_written()
-            rejects.append(Reject(record.line, exc.reason, raw, table=ROLLOUT_TOKENS))
-            return
-        if tokens is not None:
-            self._keep_tokens(tokens, row)
+        index = rollout.extra["trace_index"]
+        self._tokens_or_reject(lambda: traces.token_arrays(rollout, index), row, record, rejects)
 
     def _trace_iteration(self, source: SourceFile, step: Any) -> int:
         """The step_N of the file's place, else the episode's run.work.step, else --iteration."""
