@@ -16,12 +16,19 @@
 {% endmacro %}
 
 {% macro duckdb__get_delete_insert_merge_sql(target, source, unique_key, dest_columns, incremental_predicates) -%}
-{#- delete+insert for this project's incremental models. dbt-duckdb joins
-    the target with every new row (`delete ... using <new rows>`), so
-    replacing one iteration of 8,000 rollouts matches each old row 8,000
-    times; this joins with the distinct keys instead. -#}
-{%- set dest_cols_csv = get_quoted_csv(dest_columns | map(attribute="name")) -%}
+{#- delete+insert for this project's incremental models (delete_insert_sql). -#}
 {%- set keys = [unique_key] if unique_key is string else unique_key -%}
+{{ delete_insert_sql(target, source, keys, get_quoted_csv(dest_columns | map(attribute="name")), incremental_predicates) }}
+{%- endmacro %}
+
+{% macro delete_insert_sql(target, source, keys, columns, predicates=none) -%}
+{#- The statements that replace the rows of `target` whose key (`keys`, a
+    list of columns) is among the new rows of `source`: delete them, insert
+    the new rows (`columns`: the quoted column list). dbt-duckdb joins the
+    target with every new row (`delete ... using <new rows>`), so replacing
+    one iteration of 8,000 rollouts matches each old row 8,000 times; this
+    joins with the distinct keys instead. dbt's delete+insert on DuckDB and
+    obs's executor (analyses/obs_delete_insert.sql) both run these. -#}
 {%- if keys %}
     delete from {{ target }} as dbt_incremental_target
     using (
@@ -33,14 +40,14 @@
         dbt_incremental_keys.{{ key }} = dbt_incremental_target.{{ key }}
         {{- " and" if not loop.last }}
         {%- endfor %}
-        {%- for predicate in incremental_predicates or [] %}
+        {%- for predicate in predicates or [] %}
         and {{ predicate }}
         {%- endfor %};
 {%- endif %}
 
-    insert into {{ target }} ({{ dest_cols_csv }})
+    insert into {{ target }} ({{ columns }})
     (
-        select {{ dest_cols_csv }}
+        select {{ columns }}
         from {{ source }}
     )
 {%- endmacro %}

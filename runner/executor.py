@@ -326,15 +326,15 @@ class Executor:
         self.con.execute(f"drop table {new}")
 
     def _replace_keys(self, node: Node, relation: str, new: str) -> None:
-        keys = node.unique_key
-        columns = self.columns[node_schema_name(node)]
-        quoted = ", ".join(f'"{c}"' for c in columns)
-        matches = " and ".join(f"keys.{k} = target.{k}" for k in keys)
+        """The model's delete+insert (delete_insert_sql, compiled into the plan)."""
+        if not node.merge_sql:
+            raise ValueError(f"{node.name}: the plan holds no delete+insert for it")
+        columns = ", ".join(f'"{c}"' for c in self.columns[node_schema_name(node)])
         self.con.execute(
-            f"delete from {relation} as target using (select distinct "
-            f"{', '.join(keys)} from {new}) as keys where {matches}"
+            node.merge_sql.replace("__obs_target__", relation)
+            .replace("__obs_new__", new)
+            .replace("__obs_columns__", columns)
         )
-        self.con.execute(f"insert into {relation} ({quoted}) select {quoted} from {new}")
 
     def _seed(self, node: Node, relation: str) -> None:
         columns = ", ".join(f"{quote_text(name)}: 'varchar'" for name, _ in node.seed_columns)

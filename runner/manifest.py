@@ -21,6 +21,11 @@ from typing import Any
 
 from obs.runner.plan import MATERIALIZATIONS, Node, PlanNotCompiled, PlanUnsupported
 
+# The analysis whose plan-mode compile holds each incremental model's delete+insert
+# (analyses/obs_delete_insert.sql), one marker per model.
+MERGES_ANALYSIS = "obs_delete_insert"
+MERGE_MARKER = re.compile(r"/\*obs:replace (?P<spec>\{.*?\})\*/", re.DOTALL)
+
 
 def _anything(value: Any) -> bool:
     return True
@@ -176,7 +181,29 @@ def _plan_nodes(
         else:
             _seed(node, config, Path(item["root_path"]), str(item["original_file_path"]))
         nodes[uid] = node
+    merges = _merge_statements(records, full)
+    for node in nodes.values():
+        if node.materialized == "incremental":
+            node.merge_sql = merges.get(node.unique_id)
+            if node.merge_sql is None:
+                raise PlanUnsupported(
+                    f"{node.name}: no delete+insert compiled for it"
+                    f" (analyses/{MERGES_ANALYSIS}.sql)"
+                )
     return nodes, sorted(lake_tables)
+
+
+def _merge_statements(records: dict[str, Any], full: dict[str, str]) -> dict[str, str]:
+    """Each incremental model's delete+insert statements, as the project's analysis
+    ``obs_delete_insert`` compiles them in plan mode (one marker per model)."""
+    found: dict[str, str] = {}
+    for uid, item in records["nodes"].items():
+        kind = str(item["resource_type"]).split(".")[-1].lower()
+        if kind == "analysis" and item["name"] == MERGES_ANALYSIS:
+            for match in MERGE_MARKER.finditer(full.get(uid, "")):
+                spec = json.loads(match["spec"])
+                found[str(spec["node"])] = str(spec["sql"])
+    return found
 
 
 def _model(node: Node, config: dict[str, Any], incremental: dict[str, str]) -> None:

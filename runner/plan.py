@@ -38,8 +38,9 @@ logger = logging.getLogger(__name__)
 # The plan's format: a plan written by another format is compiled again. 3: plans
 # compiled since the partial parse is kept per project folder (one compiled from another
 # copy's parse could read that copy's seed files). 4: a model's sql_header and hooks.
-# 5: seed files relative to the project folder, which left the fingerprint.
-PLAN_FORMAT = 5
+# 5: seed files relative to the project folder, which left the fingerprint. 6: an
+# incremental model's delete+insert statements (analyses/obs_delete_insert.sql).
+PLAN_FORMAT = 6
 # Stand-ins compiled into the SQL, replaced when the plan runs.
 LAKE_PLACEHOLDER = "/__obs_plan_lake__"
 DATABASE_PLACEHOLDER = "__obs_plan_db__"
@@ -79,6 +80,9 @@ class Node:
     sql: str  # full build (tests: the test query)
     incremental_sql: str | None = None
     unique_key: list[str] = field(default_factory=list)
+    # incremental models: the statements that merge the new rows (delete_insert_sql),
+    # with slots for the table, the new rows and the columns
+    merge_sql: str | None = None
     # tests
     severity: str = "error"
     fail_calc: str = "count(*)"

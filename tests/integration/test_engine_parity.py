@@ -19,6 +19,7 @@ import duckdb
 import pytest
 from obs.demo.rollouts import DemoSpec, write_demo_run
 from obs.runner.build import BuildFailed, build
+from obs.runner.build_state import PROJECT_PARTS
 from obs.runner.dbt import Dbt
 
 from tests.conftest import run_cli
@@ -115,7 +116,7 @@ def test_a_python_model_of_your_own_is_built_by_dbt(
     fork.mkdir()
     for name in ("dbt_project.yml", "profiles.yml"):
         shutil.copy(project_dir() / name, fork / name)
-    for name in ("models", "macros", "seeds", "data-tests"):
+    for name in PROJECT_PARTS:
         shutil.copytree(project_dir() / name, fork / name)
     (fork / "models" / "marts" / "my_prompt_counts.py").write_text(
         "def model(dbt, session):\n"
@@ -159,7 +160,7 @@ def test_a_copy_of_the_project_reads_its_own_seeds(
         copy.mkdir()
         for file in ("dbt_project.yml", "profiles.yml"):
             shutil.copy(project_dir() / file, copy / file)
-        for folder in ("models", "macros", "seeds", "data-tests"):
+        for folder in PROJECT_PARTS:  # the analysis of the executor's delete+insert too
             shutil.copytree(project_dir() / folder, copy / folder)
     dumps, lake = tmp_path / "dumps", tmp_path / "lake"
     write_demo_run(dumps, DemoSpec(prompts=6, iterations=2, samples_per_prompt=2, seed=3))

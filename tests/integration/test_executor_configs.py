@@ -18,6 +18,7 @@ import duckdb
 import pytest
 from obs.demo.rollouts import DemoSpec, write_demo_run
 from obs.runner.build import build
+from obs.runner.build_state import PROJECT_PARTS
 from obs.runner.dbt import Dbt, project_dir
 from obs.runner.manifest import CONFIG_RULES, unsupported_config
 
@@ -57,7 +58,7 @@ def _fork(root: Path, models: dict[str, str]) -> Path:
     fork.mkdir()
     for name in ("dbt_project.yml", "profiles.yml"):
         shutil.copy(project_dir() / name, fork / name)
-    for name in ("models", "macros", "seeds", "data-tests"):
+    for name in PROJECT_PARTS:
         shutil.copytree(project_dir() / name, fork / name)
     for name, sql in models.items():
         (fork / "models" / "marts" / f"{name}.sql").write_text(sql)

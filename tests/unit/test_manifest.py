@@ -273,3 +273,46 @@ def test_the_executor_looks_changed_groups_up_by_the_recorded_marker(
             "\n    or (upstream.run_id = 'o''b' and upstream.iteration in (0))\n)"
         )
         assert executor.render(node, marker[0], lambda *_: Changes()) == "false"
+
+
+def test_an_incremental_model_merges_by_the_statements_the_project_compiles(
+    recorded: dict[str, Any], tmp_path: Path
+) -> None:
+    """The delete+insert the executor runs is delete_insert_sql's, compiled into the plan
+    by analyses/obs_delete_insert.sql: the groups of the new rows are replaced, the others
+    kept, and no key is matched once per new row."""
+    nodes, _ = _read(recorded)
+    inc = nodes[INCREMENTAL]
+    assert inc.merge_sql and "select distinct run_id, iteration, prompt_hash" in inc.merge_sql
+    # only incremental models carry one
+    assert all(n.merge_sql is None for n in nodes.values() if n.materialized != "incremental")
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    con.execute(
+        "create table main.int_prompt_iteration"
+        " (run_id varchar, iteration int, prompt_hash varchar, score double)"
+    )
+    con.execute(
+        "insert into main.int_prompt_iteration values "
+        "('a', 1, 'p', 0.1), ('a', 1, 'p', 0.2), ('a', 2, 'p', 0.3), ('b', 1, 'p', 0.4)"
+    )
+    # the new rows: a's first iteration again (one row), and a third iteration
+    con.execute(
+        "create table obs_new_int_prompt_iteration as select * from (values "
+        "('a', 1, 'p', 0.9), ('a', 3, 'p', 0.5)) as t(run_id, iteration, prompt_hash, score)"
+    )
+    executor = Executor(CompiledPlan("f", {INCREMENTAL: inc}, []), con, tmp_path, {})
+    executor._replace_keys(inc, "main.int_prompt_iteration", "obs_new_int_prompt_iteration")
+    rows = con.execute(
+        "select run_id, iteration, score from main.int_prompt_iteration order by all"
+    ).fetchall()
+    assert rows == [("a", 1, 0.9), ("a", 2, 0.3), ("a", 3, 0.5), ("b", 1, 0.4)]
+
+
+def test_a_project_without_the_merge_analysis_is_built_by_dbt(recorded: dict[str, Any]) -> None:
+    changed = copy.deepcopy(recorded)
+    changed["full"]["analysis.obs.obs_delete_insert"] = "select 1"
+    with pytest.raises(PlanUnsupported) as raised:
+        _read(changed)
+    assert str(raised.value) == (
+        "int_prompt_iteration: no delete+insert compiled for it (analyses/obs_delete_insert.sql)"
+    )

@@ -46,6 +46,7 @@ def _relative(value: Any, root: str) -> Any:
 def main() -> Path:
     from dbt.version import __version__
     from obs.runner.dbt import project_dir
+    from obs.runner.manifest import MERGE_MARKER
     from obs.runner.plan import Compiled, compile_plan
 
     kept: list[Compiled] = []
@@ -62,6 +63,14 @@ def main() -> Path:
         and set(node["depends_on"].get("nodes", [])) & set(MODELS)
     )
     chosen += [uid for uid, node in nodes.items() if node["resource_type"] == "operation"]
+    merges = "analysis.obs.obs_delete_insert"
+    chosen.append(merges)
+    # the analysis's merge markers of the chosen models only
+    compiled.full[merges] = "".join(
+        match[0]
+        for match in MERGE_MARKER.finditer(compiled.full[merges])
+        if json.loads(match["spec"])["node"] in chosen
+    )
     root = str(project_dir().resolve())
     record = {
         "dbt_core": __version__,
