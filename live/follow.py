@@ -19,6 +19,7 @@ from pathlib import Path
 
 from obs.core.errors import ObsError
 from obs.ingest.writer import FileResult
+from obs.live.notify import Notifier, events_of
 from obs.runner.build import BuildFailed, build, check_lake
 from obs.runner.dbt import Dbt
 
@@ -85,12 +86,15 @@ class Follower:
         run_id: str | None = None,
         metrics: Sequence[Path] = (),
         dbt_args: Sequence[str] = (),
+        notifier: Notifier | None = None,
     ) -> None:
         self.warehouse, self.lake, self.path = warehouse, lake, path
         self.run_id, self.metrics = run_id, tuple(metrics)
         # passed to every round's build, as obs build passes its own (e.g. --vars
         # carrying var success, from obs watch --success)
         self.dbt_args = tuple(dbt_args)
+        # --on-alert / --webhook: each new alert and finding of the followed runs
+        self.notifier = notifier
         self.dbt = Dbt(warehouse, lake, keep_manifest=True)
         self.followed: set[str] = {run_id} if run_id is not None else set()
         self.reported: set[tuple[str, str, int]] = set()
@@ -196,6 +200,8 @@ class Follower:
         try:
             with duckdb.connect(str(self.warehouse), read_only=True) as con:
                 fresh = unseen_alerts(con, self.followed, self.reported)
+                if self.notifier is not None:
+                    self.notifier.notify(events_of(con, self.followed))
         except duckdb.Error:
             return []
         return [f"  {a['run_id']}: {alert_line(a)}" for a in fresh]

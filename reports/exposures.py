@@ -372,8 +372,9 @@ REWARD_ANSWERS = Consumer(
     label="Reward answers",
     type="analysis",
     description="`obs rewards`, `obs alerts` and `obs watch`: a run's reward quality,"
-    " its reward functions by importance, the reward hacking verdicts, and the alerts.",
-    modules=("obs.reports.rewards",),
+    " its reward functions by importance, the reward hacking verdicts, and the alerts;"
+    " the alerts and findings `obs watch --on-alert/--webhook` hands on.",
+    modules=("obs.reports.rewards", "obs.live.notify"),
 )
 AGENT_ANSWERS = Consumer(
     exposure="agent_answers",

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from obs.live.follow import Follower
+from obs.live.notify import Notifier
 from obs.serve.access import Access
 
 
@@ -30,9 +31,12 @@ class Following:
         metrics: tuple[Path, ...] = (),
         every: float = 10.0,
         say: Callable[[str], None] = print,
+        notifier: Notifier | None = None,
     ) -> None:
         self.access = access
-        self.follower = Follower(access.warehouse, access.lake, path, run_id, metrics)
+        self.follower = Follower(
+            access.warehouse, access.lake, path, run_id, metrics, notifier=notifier
+        )
         self.every = every
         self.say = say
         self.stopping = threading.Event()
@@ -46,6 +50,8 @@ class Following:
         """Finish the round under way (its files land whole or not at all), then return."""
         self.stopping.set()
         self.thread.join()
+        if self.follower.notifier is not None:
+            self.follower.notifier.close()
 
     def _run(self) -> None:
         while not self.stopping.is_set():

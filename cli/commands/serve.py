@@ -45,6 +45,20 @@ from obs.cli.options import Settings, echo_err, pass_settings, run_id_callback
     "--host 0.0.0.0). Repeatable.",
 )
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True)
+@click.option(
+    "--on-alert",
+    "on_alert",
+    metavar="CMD",
+    help="With PATH: run CMD through the shell once per new warning, error or critical "
+    "alert or finding of the followed runs, with the event as one JSON line on stdin "
+    "(run, kind, rule, level, step, message). An event fires once, also across restarts.",
+)
+@click.option(
+    "--webhook",
+    metavar="URL",
+    help="POST each such event's JSON to URL (retried a few times; a failure is logged "
+    "and never holds a round up).",
+)
 @pass_settings
 def serve(
     settings: Settings,
@@ -55,6 +69,8 @@ def serve(
     host: str,
     allow_hosts: tuple[str, ...],
     port: int,
+    on_alert: str | None,
+    webhook: str | None,
 ) -> None:
     """Serve the warehouse in the browser, read-only; with PATH, follow a run live.
 
@@ -95,9 +111,19 @@ def serve(
         ) from exc
     access = Access(settings.warehouse, settings.lake)
     following = None
+    if (on_alert or webhook) and path is None:
+        raise click.UsageError("--on-alert and --webhook need PATH: the run to follow")
     if path is not None:
+        from obs.cli.commands.watch import notifier_of
+
         following = Following(
-            access, path, run_id=run_id, metrics=metrics, every=every, say=echo_err
+            access,
+            path,
+            run_id=run_id,
+            metrics=metrics,
+            every=every,
+            say=echo_err,
+            notifier=notifier_of(settings.warehouse, on_alert, webhook),
         )
     with friendly_errors(settings.debug):
         run_server(

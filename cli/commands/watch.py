@@ -13,6 +13,16 @@ import click
 from obs.cli.options import Settings, echo, echo_err, pass_settings, run_id_callback
 from obs.core.success import SuccessError, parse_success, with_success_var
 from obs.live.follow import Follower
+from obs.live.notify import Notifier
+
+
+def notifier_of(warehouse: Path, on_alert: str | None, webhook: str | None) -> Notifier | None:
+    """The --on-alert / --webhook notifier, or None without either."""
+    if webhook is not None and not webhook.startswith(("http://", "https://")):
+        raise click.BadParameter(f"{webhook}: not an http(s) URL", param_hint="--webhook")
+    if on_alert is None and webhook is None:
+        return None
+    return Notifier(warehouse, on_alert, webhook)
 
 
 class _Stop:
@@ -76,6 +86,20 @@ class _Stop:
     "strict, 'score >= X' or '<reward function> >= X' (e.g. 'check_answer >= 3'); "
     "every round's build uses it.",
 )
+@click.option(
+    "--on-alert",
+    "on_alert",
+    metavar="CMD",
+    help="Run CMD through the shell once per new warning, error or critical alert or "
+    "finding of the followed runs, with the event as one JSON line on stdin (run, kind, "
+    "rule, level, step, message). An event fires once, also across restarts.",
+)
+@click.option(
+    "--webhook",
+    metavar="URL",
+    help="POST each such event's JSON to URL (retried a few times; a failure is logged "
+    "and never holds a round up).",
+)
 @pass_settings
 def watch(
     settings: Settings,
@@ -85,6 +109,8 @@ def watch(
     rounds: int | None,
     metrics: tuple[Path, ...],
     success: str | None,
+    on_alert: str | None,
+    webhook: str | None,
 ) -> None:
     """Follow a run while it trains: land what is new under PATH, refresh the marts.
 
@@ -106,12 +132,17 @@ def watch(
     stops after the step under way (every file lands whole or not at all);
     a second one stops at once.
 
+    --on-alert and --webhook hand each new warning-or-worse alert and
+    finding of the followed runs to a command or a URL, once (the events
+    fired are kept in the warehouse's state folder, <warehouse>.dbt/).
+
     \b
     Example:
       obs watch outputs/rollout_data --run grpo-ifeval --every 5
       obs watch outputs/rollout_data --run grpo-ifeval --metrics outputs/metrics.jsonl
       obs watch outputs/rollouts --run agent-1 --metrics outputs/eval_logs --metrics train.log
       obs watch outputs/rollout_data --run math-1 --success 'check_answer >= 3'
+      obs watch outputs/rollout_data --run grpo-1 --on-alert 'cat >> alerts.jsonl'
     """
     dbt_args: list[str] = []
     if success is not None:
@@ -119,14 +150,21 @@ def watch(
             dbt_args = with_success_var((), parse_success(success))
         except SuccessError as error:
             raise click.BadParameter(str(error), param_hint="--success") from None
-    follower = Follower(settings.warehouse, settings.lake, path, run_id, metrics, dbt_args)
+    notifier = notifier_of(settings.warehouse, on_alert, webhook)
+    follower = Follower(
+        settings.warehouse, settings.lake, path, run_id, metrics, dbt_args, notifier
+    )
     stop = _Stop()
-    with stop.installed():
-        while not stop.event.is_set():
-            done = follower.round()
-            for line in done.lines():
-                echo_err(line)
-            if rounds is not None and done.number >= rounds:
-                break
-            follower.wait(stop.event, max(0.0, every - done.seconds))
+    try:
+        with stop.installed():
+            while not stop.event.is_set():
+                done = follower.round()
+                for line in done.lines():
+                    echo_err(line)
+                if rounds is not None and done.number >= rounds:
+                    break
+                follower.wait(stop.event, max(0.0, every - done.seconds))
+    finally:
+        if notifier is not None:
+            notifier.close()  # what the last round queued is delivered
     echo(str(settings.warehouse))

@@ -12,12 +12,14 @@ What the commands print is checked against the marts, read with duckdb.
 
 from __future__ import annotations
 
+import http.server
 import json
 import random
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import duckdb
 import pytest
@@ -407,3 +409,90 @@ def test_watch_prints_the_alerts_of_its_run_once(built: Built) -> None:
         for r in rows
     ]
     assert rounds[1] == len(lines) - 1
+
+
+class _Hook(http.server.BaseHTTPRequestHandler):
+    """A webhook that fails the first POST (the notifier tries again) and keeps the rest."""
+
+    posts: ClassVar[list[bytes]] = []
+    tries = 0
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        type(self).tries += 1
+        if type(self).tries == 1:
+            self.send_response(503)
+        else:
+            type(self).posts.append(body)
+            self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_on_alert_and_webhook_fire_each_event_once_across_restarts(
+    built: Built, tmp_path: Path
+) -> None:
+    from obs.runner.dbt import state_dir
+
+    (state_dir(built.warehouse) / "notified.json").unlink(missing_ok=True)
+    heard = tmp_path / "heard.jsonl"
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+    args = ["watch", built.dumps, "--run", "hacked", "--metrics", built.metrics,
+            "--rounds", "2", "--every", "0.1", "--on-alert", f"cat >> '{heard}'",
+            "--webhook", url]  # fmt: skip
+    try:
+        built.invoke(args)
+        # what the warehouse holds of the run at warning or above, by hand
+        alerts = built.rows(
+            "select 'alert' as kind, rule_name as rule, level, step, message from fct_alerts "
+            "where run_id = 'hacked' and level_rank >= 2"
+        )
+        findings = built.rows(
+            "select 'finding' as kind, pattern as rule, severity as level, first_step as step, "
+            "summary as message from fct_run_findings "
+            "where run_id = 'hacked' and severity in ('warning', 'critical')"
+        )
+        expected = sorted(
+            (e["kind"], e["rule"], e["level"], e["step"], e["message"]) for e in alerts + findings
+        )
+        assert any(e[0] == "alert" and e[2] == "critical" for e in expected)
+        assert any(e[0] == "finding" for e in expected)
+
+        def events(lines: list[bytes] | list[str]) -> list[tuple]:
+            out = []
+            for line in lines:
+                event = json.loads(line)
+                assert event["run"] == "hacked"
+                out.append(
+                    (event["kind"], event["rule"], event["level"], event["step"], event["message"])
+                )
+            return sorted(out)
+
+        # the command: once per event, each on its stdin as one JSON line
+        assert events(heard.read_text().splitlines()) == expected
+        # the webhook: the same, its first failure tried again
+        assert events(_Hook.posts) == expected
+        assert _Hook.tries == len(expected) + 1
+        # a watch started again on the same warehouse fires nothing again
+        built.invoke(args)
+        assert events(heard.read_text().splitlines()) == expected
+        assert _Hook.tries == len(expected) + 1
+    finally:
+        server.shutdown()
+
+
+def test_a_webhook_that_is_no_url_is_one_line(built: Built) -> None:
+    result = built.invoke(
+        ["watch", built.dumps, "--run", "hacked", "--rounds", "1", "--webhook", "file:///x"],
+        exit_code=2,
+    )
+    assert "file:///x: not an http(s) URL" in result.stderr
+
+
+def test_serve_on_alert_without_a_run_to_follow_is_one_line(built: Built) -> None:
+    result = built.invoke(["serve", "--on-alert", "true"], exit_code=2)
+    assert "--on-alert and --webhook need PATH" in result.stderr
