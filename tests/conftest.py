@@ -9,7 +9,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import duckdb
@@ -30,6 +30,22 @@ SMALL_C = "Write a JSON object with the key 'city'. End your response with 'Done
 def prompt_hash(prompt: str) -> str:
     """The prompt identity (first 16 hex of SHA-256), computed independently of obs."""
     return hashlib.sha256(prompt.encode()).hexdigest()[:16]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def room_for_every_plan() -> Iterator[None]:
+    """Room in the per-user plan cache for every var set the suite builds under.
+
+    Each distinct ``--vars`` or ``--success`` is a plan of its own, compiled by dbt
+    once (a full parse: many seconds). The suite builds under more var sets than
+    the cache keeps (``PLAN_CACHE_FILES``), so the oldest plans were dropped while
+    the suite ran and each run compiled most of them again."""
+    from obs.runner import plan
+
+    kept = plan.PLAN_CACHE_FILES
+    plan.PLAN_CACHE_FILES = max(kept, 64)
+    yield
+    plan.PLAN_CACHE_FILES = kept
 
 
 @pytest.fixture
