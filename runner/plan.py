@@ -44,8 +44,12 @@ PLAN_FORMAT = 6
 # Stand-ins compiled into the SQL, replaced when the plan runs.
 LAKE_PLACEHOLDER = "/__obs_plan_lake__"
 DATABASE_PLACEHOLDER = "__obs_plan_db__"
-# Plans kept in the per-user cache (one per project version and vars).
-PLAN_CACHE_FILES = 8
+# Plans kept in the per-user cache (one per project version and vars; about 1 MB each):
+# enough for the var sets and --success rules one tries in a day (each one compiled again
+# with dbt once dropped, many seconds), and for the test suite's.
+PLAN_CACHE_FILES = 32
+# Partial parses kept (one per project folder compiled last; about 3 MB each).
+PARSE_CACHE_FILES = 8
 # The plan a wheel ships for its own project and no vars (absent from a checkout).
 COMPILED_PLAN = Path(__file__).with_name("compiled-plan.json")
 # The releases the plan's SQL was compiled by.
@@ -373,7 +377,7 @@ def _prune_parses(folder: Path) -> None:
         kept = sorted(
             folder.glob("partial_parse-*.msgpack"), key=lambda p: p.stat().st_mtime, reverse=True
         )
-        for old in kept[PLAN_CACHE_FILES:]:
+        for old in kept[PARSE_CACHE_FILES:]:
             old.unlink(missing_ok=True)
 
 

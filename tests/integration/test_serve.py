@@ -31,13 +31,6 @@ from tests.conftest import lake_query, run_cli
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 OBS = str(Path(sys.executable).parent / "obs")
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--no-first-run",
-]
 HOSTILE = (
     "<script>alert(1)</script> and <img src=x onerror=alert(1)> "
     '</textarea><a href="javascript:alert(2)">link</a> \u202eevil\u202c \x07bell abc\u202edef'
@@ -146,15 +139,16 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @contextmanager
-def _browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+def _browser(browser: Any) -> Iterator[Any]:
+    """The module's Chromium (tests/integration/conftest.py) for one test: the pages
+    this test opens are closed when it ends, whatever its outcome."""
+    before = set(browser.contexts)
+    try:
+        yield browser
+    finally:
+        for context in browser.contexts:
+            if context not in before:
+                context.close()
 
 
 def _open(browser: Any, base: str) -> tuple[Any, list[str], list[str]]:
@@ -185,12 +179,14 @@ def _status(page: Any) -> str:
     return str(page.locator("#live-status").text_content() or "")
 
 
-def test_every_page_draws_and_model_text_shows_as_text(built: dict[str, Path]) -> None:
+def test_every_page_draws_and_model_text_shows_as_text(
+    built: dict[str, Path], browser: Any
+) -> None:
     hostile = prompt_hash(PROMPTS[2])
     plain = prompt_hash(PROMPTS[0])
     with (
         _server(built["lake"], built["warehouse"], built["root"] / "a.log") as (base, _),
-        _browser() as browser,
+        _browser(browser) as browser,
     ):
         page, errors, dialogs = _open(browser, base)
         page.goto(base + "/")
@@ -254,12 +250,12 @@ def test_unknown_run_and_prompt_get_a_404_page_with_a_way_home(built: dict[str, 
 
 
 def test_a_build_beside_the_server_succeeds_and_open_pages_show_it(
-    built: dict[str, Path], tmp_path: Path
+    built: dict[str, Path], tmp_path: Path, browser: Any
 ) -> None:
     lake, warehouse, dumps = built["lake"], built["warehouse"], built["dumps"]
     plain = prompt_hash(PROMPTS[0])
     settings = ["--lake", str(lake), "--warehouse", str(warehouse)]
-    with _server(lake, warehouse, tmp_path / "c.log") as (base, _), _browser() as browser:
+    with _server(lake, warehouse, tmp_path / "c.log") as (base, _), _browser(browser) as browser:
         page, errors, _dialogs = _open(browser, base)
         page.goto(f"{base}/runs/grpo-1/prompts/{plain}")
         page.wait_for_selector(".plot .main-svg")
@@ -288,7 +284,9 @@ def test_a_build_beside_the_server_succeeds_and_open_pages_show_it(
         assert waiting_errors == [m for m in waiting_errors if "404" in m], waiting_errors
 
 
-def test_following_a_run_shows_a_new_iteration_without_a_reload(tmp_path: Path) -> None:
+def test_following_a_run_shows_a_new_iteration_without_a_reload(
+    tmp_path: Path, browser: Any
+) -> None:
     dumps, lake, warehouse = tmp_path / "dumps", tmp_path / "lake", tmp_path / "w" / "obs.duckdb"
     _write_iteration(dumps, 0, PROMPTS[:2])
     log = tmp_path / "serve.log"
@@ -297,7 +295,7 @@ def test_following_a_run_shows_a_new_iteration_without_a_reload(tmp_path: Path) 
             base,
             process,
         ),
-        _browser() as browser,
+        _browser(browser) as browser,
     ):
         deadline = time.monotonic() + 60
         while "round 1:" not in log.read_text():
@@ -425,7 +423,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"root": root, "lake": lake, "warehouse": warehouse}
 
 
-def test_every_dashboard_tab_draws_its_registry_charts(demo: dict[str, Path]) -> None:
+def test_every_dashboard_tab_draws_its_registry_charts(demo: dict[str, Path], browser: Any) -> None:
     """The static dashboards' charts, one tab at a time, from the same registry entries."""
     from obs.reports import charts as registry
     from obs.reports.boards import slug
@@ -438,7 +436,7 @@ def test_every_dashboard_tab_draws_its_registry_charts(demo: dict[str, Path]) ->
     bundles: dict[tuple[str, str], tuple[str, set[str]]] = {}
     with (
         _server(demo["lake"], demo["warehouse"], demo["root"] / "e.log") as (base, _),
-        _browser() as browser,
+        _browser(browser) as browser,
     ):
         page, errors, dialogs = _open(browser, base)
         for path, board in pages:
@@ -549,14 +547,16 @@ def _layout(page: Any, selector: str) -> dict[str, Any]:
     )
 
 
-def test_served_figures_wear_the_static_dashboards_theme(demo: dict[str, Path]) -> None:
+def test_served_figures_wear_the_static_dashboards_theme(
+    demo: dict[str, Path], browser: Any
+) -> None:
     import plotly.io as pio
     from obs.reports.figures.base import THEME
 
     theme = pio.templates[THEME].layout
     with (
         _server(demo["lake"], demo["warehouse"], demo["root"] / "f.log") as (base, _),
-        _browser() as browser,
+        _browser(browser) as browser,
     ):
         static = browser.new_page()
         static.goto((demo["root"] / "out" / "dashboard.html").as_uri(), wait_until="load")
@@ -575,7 +575,7 @@ def test_served_figures_wear_the_static_dashboards_theme(demo: dict[str, Path]) 
         assert errors == []
 
 
-def test_reward_page_serves_the_static_pages_tables(demo: dict[str, Path]) -> None:
+def test_reward_page_serves_the_static_pages_tables(demo: dict[str, Path], browser: Any) -> None:
     """The reward page's tiles, advice lists and raw data table: the static page's."""
     from obs.reports.reward_dashboard import RAW_PAGE
 
@@ -584,7 +584,7 @@ def test_reward_page_serves_the_static_pages_tables(demo: dict[str, Path]) -> No
 
     with (
         _server(demo["lake"], demo["warehouse"], demo["root"] / "g.log") as (base, _),
-        _browser() as browser,
+        _browser(browser) as browser,
     ):
         static = browser.new_page()
         static.goto((demo["root"] / "out" / "dashboard.html").as_uri(), wait_until="load")
@@ -628,12 +628,14 @@ def _box(page: Any, selector: str) -> dict[str, float]:
     return dict(box)
 
 
-def test_agent_page_has_the_static_pages_group_selector(demo: dict[str, Path]) -> None:
+def test_agent_page_has_the_static_pages_group_selector(
+    demo: dict[str, Path], browser: Any
+) -> None:
     """The group heatmap's selector: the static page's entries; a pick redraws the chart
     without a reload; neither it nor the turn chart's "show:" buttons cover a heatmap."""
     with (
         _server(demo["lake"], demo["warehouse"], demo["root"] / "h.log") as (base, _),
-        _browser() as browser,
+        _browser(browser) as browser,
     ):
         static = browser.new_page()
         static.goto((demo["root"] / "out" / "agent_demo-agent.html").as_uri(), wait_until="load")
@@ -676,7 +678,7 @@ def test_agent_page_has_the_static_pages_group_selector(demo: dict[str, Path]) -
         assert errors == []
 
 
-def test_prompt_chart_holds_strict_accuracy_to_0_1(demo: dict[str, Path]) -> None:
+def test_prompt_chart_holds_strict_accuracy_to_0_1(demo: dict[str, Path], browser: Any) -> None:
     with duckdb.connect(str(demo["warehouse"]), read_only=True) as con:
         found = con.execute(
             "select prompt_hash from fct_prompt_iteration where run_id = 'demo' "
@@ -685,7 +687,7 @@ def test_prompt_chart_holds_strict_accuracy_to_0_1(demo: dict[str, Path]) -> Non
     assert found is not None
     with (
         _server(demo["lake"], demo["warehouse"], demo["root"] / "i.log") as (base, _),
-        _browser() as browser,
+        _browser(browser) as browser,
     ):
         status, body = _get(f"{base}/runs/demo/prompts/{found[0]}")
         assert status == 200
