@@ -72,30 +72,34 @@ def events_of(con: Any, runs: Iterable[str]) -> list[Event]:
 
     wanted = set(runs)
     present = table_names(con)
-    # (mart, query, its parameters, the columns that are the rule, level, step, message):
-    # the reward alerts at warning (rank 2) or above, and the findings at warning or
-    # above (the findings that are alerts too, finding_alerts.sql, come once: as findings)
-    kinds = (
-        ("alert", "fct_alerts", "alerts", {"level_rank": 2, "since_step": None},
-         ("rule_name", "level", "step", "message")),
-        ("finding", "fct_run_findings", "findings", {"severity_rank": 1},
-         ("pattern", "severity", "first_step", "summary")),
-    )  # fmt: skip
     found: list[Event] = []
-    for kind, mart, query, params, (rule, level, step, message) in kinds:
-        if mart not in present:
-            continue
-        for row in query_rows(con, query, run=None, **params):
-            if row["run_id"] in wanted:
-                at = row[step]
+    if "fct_alerts" in present:
+        # the reward alerts at warning (rank 2) or above; the findings that are alerts
+        # too (finding_alerts.sql) come once, as findings
+        for alert in query_rows(con, "alerts", run=None, level_rank=2, since_step=None):
+            if alert["run_id"] in wanted:
                 found.append(
                     Event(
-                        str(row["run_id"]),
-                        kind,
-                        str(row[rule]),
-                        str(row[level]),
-                        None if at is None else int(at),
-                        str(row[message]),
+                        str(alert["run_id"]),
+                        "alert",
+                        str(alert["rule_name"]),
+                        str(alert["level"]),
+                        None if alert["step"] is None else int(alert["step"]),
+                        str(alert["message"]),
+                    )
+                )
+    if "fct_run_findings" in present:
+        for finding in query_rows(con, "findings", run=None, severity_rank=1):
+            if finding["run_id"] in wanted:
+                step = finding["first_step"]
+                found.append(
+                    Event(
+                        str(finding["run_id"]),
+                        "finding",
+                        str(finding["pattern"]),
+                        str(finding["severity"]),
+                        None if step is None else int(step),
+                        str(finding["summary"]),
                     )
                 )
     return found
